@@ -1,0 +1,140 @@
+package config_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hexagonal-operator/operator/internal/config"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestDefaultsFollowTheSpec(t *testing.T) {
+	t.Parallel()
+	c, err := config.Parse(nil, env())
+	require.NoError(t, err)
+	assert.Equal(t, ":8443", c.MetricsBindAddress)
+	assert.True(t, c.MetricsSecure)
+	assert.Equal(t, ":8081", c.HealthProbeBindAddress)
+	assert.Equal(t, 9443, c.WebhookPort)
+	assert.Equal(t, "/tmp/k8s-webhook-server/serving-certs", c.WebhookCertDir)
+	assert.Equal(t, "external", c.WebhookCertMode)
+	assert.Equal(t, "hexagonal-operator-webhook-cert", c.WebhookCertSecret)
+	assert.Equal(t, "hexagonal-operator-webhook-service", c.WebhookServiceName)
+	assert.False(t, c.EnableHTTP2)
+	assert.False(t, c.LeaderElect)
+	assert.Equal(t, "hexagonal-operator-leader", c.LeaderElectionID)
+	assert.Equal(t, 15*time.Second, c.LeaseDuration)
+	assert.Equal(t, 10*time.Second, c.RenewDeadline)
+	assert.Equal(t, 2*time.Second, c.RetryPeriod)
+	assert.Equal(t, []string{"replicaset", "chaospod"}, c.Controllers)
+	assert.Equal(t, "info", c.ZapLogLevel)
+	assert.Equal(t, "json", c.ZapEncoder)
+	assert.Equal(t, 30*time.Second, c.ShutdownTimeout)
+	assert.Equal(t, config.DefaultReplicaSetWorkers, c.ReplicaSetWorkers)
+	assert.Equal(t, config.DefaultChaosPodWorkers, c.ChaosPodWorkers)
+	assert.Empty(t, c.Namespace)
+}
+
+func TestEnvironmentAndFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		args  []string
+		env   func(string) string
+		check func(t *testing.T, c config.Config)
+	}{
+		{"env twin", nil, env("OPERATOR_WEBHOOK_PORT", "10443", "OPERATOR_LEADER_ELECT", "true"), func(t *testing.T, c config.Config) {
+			assert.Equal(t, 10443, c.WebhookPort)
+			assert.True(t, c.LeaderElect)
+		}},
+		{"flag wins over env", []string{"--webhook-port=11443"}, env("OPERATOR_WEBHOOK_PORT", "10443"), func(t *testing.T, c config.Config) {
+			assert.Equal(t, 11443, c.WebhookPort)
+		}},
+		{"kubeconfig from KUBECONFIG", nil, env("KUBECONFIG", "/k"), func(t *testing.T, c config.Config) {
+			assert.Equal(t, "/k", c.Kubeconfig)
+		}},
+		{"pod namespace", nil, env("POD_NAMESPACE", "ops"), func(t *testing.T, c config.Config) {
+			assert.Equal(t, "ops", c.OperatorNamespace)
+			assert.Equal(t, "ops", c.LeaderElectionNamespace)
+		}},
+		{"operator namespace falls back to the lease namespace", []string{"--leader-election-namespace=le"}, env(), func(t *testing.T, c config.Config) {
+			assert.Equal(t, "le", c.OperatorNamespace)
+		}},
+		{"controllers list", []string{"--controllers", "chaospod, chaospod"}, env(), func(t *testing.T, c config.Config) {
+			assert.Equal(t, []string{"chaospod"}, c.Controllers)
+			assert.False(t, c.Runs("replicaset"))
+		}},
+		{"disabled servers", []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}, env(), func(t *testing.T, c config.Config) {
+			assert.Equal(t, "0", c.MetricsBindAddress)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Parse(tt.args, tt.env)
+			require.NoError(t, err)
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestBadInputIsOneLineNamingTheFlag(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args []string
+		env  func(string) string
+		want string
+	}{
+		{[]string{"--no-such-flag"}, env(), "unknown flag --no-such-flag"},
+		{[]string{"--webhook-port=abc"}, env(), "--webhook-port"},
+		{[]string{"--webhook-port=0"}, env(), "--webhook-port"},
+		{[]string{"--webhook-cert-mode=magic"}, env(), "--webhook-cert-mode"},
+		{[]string{"--metrics-bind-address=nonsense"}, env(), "--metrics-bind-address"},
+		{[]string{"--leader-election-renew-deadline=20s"}, env(), "--leader-election-renew-deadline"},
+		{[]string{"--leader-election-retry-period=9s"}, env(), "--leader-election-retry-period"},
+		{[]string{"--replicaset-workers=0"}, env(), "--replicaset-workers"},
+		{[]string{"--controllers=replicaset,nope"}, env(), "unknown controller \"nope\""},
+		{[]string{"--zap-encoder=xml"}, env(), "--zap-encoder"},
+		{[]string{"--zap-log-level=loud"}, env(), "--zap-log-level"},
+		{[]string{"--shutdown-timeout=-1s"}, env(), "--shutdown-timeout"},
+		{[]string{"--kubeconfig"}, env(), "flag --kubeconfig needs a value"},
+		{[]string{"stray"}, env(), "unexpected argument"},
+		{nil, env("OPERATOR_SHUTDOWN_TIMEOUT", "soon"), "OPERATOR_SHUTDOWN_TIMEOUT (flag --shutdown-timeout)"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " ")+tt.want, func(t *testing.T) {
+			t.Parallel()
+			_, err := config.Parse(tt.args, tt.env)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	_, err := config.Parse([]string{"--help"}, env())
+	require.ErrorIs(t, err, config.ErrHelp)
+	var b bytes.Buffer
+	config.Usage(&b)
+	assert.Contains(t, b.String(), "-webhook-cert-mode")
+	assert.Contains(t, b.String(), "OPERATOR_")
+}
+
+func TestEnvName(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "OPERATOR_LEADER_ELECTION_LEASE_DURATION", config.EnvName("leader-election-lease-duration"))
+}

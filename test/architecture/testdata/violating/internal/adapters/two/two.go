@@ -1,0 +1,2 @@
+// Package two is a plain adapter.
+package two

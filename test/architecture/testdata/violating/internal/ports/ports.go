@@ -1,0 +1,5 @@
+// Package ports is allowed to be imported by the domain.
+package ports
+
+// Port is a port.
+type Port interface{ Do() }
