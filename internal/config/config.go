@@ -128,9 +128,18 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 func Usage(w io.Writer) {
 	var c Config
 	fs := newFlagSet(&c, func(string) string { return "" })
-	fs.SetOutput(w)
 	_, _ = fmt.Fprintf(w, "Usage: operator [flags]\n\nEvery flag can also be set as %s<FLAG> (dashes as underscores, upper case).\n\nFlags:\n", EnvPrefix)
-	fs.PrintDefaults()
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" {
+			usage += fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		_, _ = fmt.Fprintf(w, "%s\n        %s\n", line, usage)
+	})
 }
 
 // EnvName is the environment twin of a flag: OPERATOR_<FLAG>.

@@ -1,0 +1,333 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Kinds the cache knows, as [ports.Source.Kind] reports them and as the
+// kind label of operator_cache_objects.
+const (
+	KindReplicaSet = "ReplicaSet"
+	KindPod        = "Pod"
+)
+
+// HealthCheckName names the cache's readiness check.
+const HealthCheckName = "informers"
+
+// Errors of reads made outside the cache's running life.
+var (
+	ErrNotStarted = errors.New("cache not started")
+	ErrStopped    = errors.New("cache stopped")
+)
+
+// Options configure a [Cache]. The zero value caches every namespace and
+// strips managedFields.
+type Options struct {
+	// Namespace restricts every informer to one namespace; empty means all
+	// namespaces. Objects elsewhere are never seen: reads report them as
+	// not found.
+	Namespace string
+	// KeepManagedFields keeps metadata.managedFields in cached objects.
+	KeepManagedFields bool
+}
+
+type state int
+
+const (
+	stateNew state = iota
+	stateRunning
+	stateStopped
+)
+
+// Cache holds shared informers for the kinds the operator reads and
+// watches. Build it with New, then Start it; see the package documentation.
+type Cache struct {
+	logger *zap.Logger
+	typed  informers.SharedInformerFactory
+	meta   metadatainformer.SharedInformerFactory
+	strip  bool
+
+	mu        sync.Mutex
+	state     state
+	started   chan struct{} // closed by Start
+	cancel    context.CancelFunc
+	runCtx    context.Context
+	informers map[string]toolscache.SharedIndexInformer
+}
+
+var (
+	_ ports.ReplicaSetReader  = (*Cache)(nil)
+	_ ports.PodMetadataLister = (*Cache)(nil)
+	_ ports.CacheSync         = (*Cache)(nil)
+	_ ports.HealthCheck       = (*Cache)(nil)
+)
+
+// New returns a cache reading through client (typed kinds) and meta
+// (metadata-only kinds). It registers operator_cache_objects on reg unless
+// reg is nil, and logs watch failures to logger (nil: no logs). It does no
+// I/O and starts nothing.
+func New(client kubernetes.Interface, meta metadata.Interface, reg prometheus.Registerer, logger *zap.Logger, opts Options) (*Cache, error) {
+	if client == nil || meta == nil {
+		return nil, errors.New("cache: a kubernetes client and a metadata client are required")
+	}
+	if logger == nil {
+		logger = zap.NewNop()
+	}
+	var transform toolscache.TransformFunc
+	if !opts.KeepManagedFields {
+		transform = stripManagedFields
+	}
+	c := &Cache{
+		logger: logger,
+		typed: informers.NewSharedInformerFactoryWithOptions(client, 0,
+			informers.WithNamespace(opts.Namespace),
+			informers.WithTransform(transform)),
+		// The metadata factory takes a namespace or a transform, not both;
+		// the transform is set on each informer instead.
+		meta:      metadatainformer.NewFilteredSharedInformerFactory(meta, 0, opts.Namespace, nil),
+		strip:     !opts.KeepManagedFields,
+		started:   make(chan struct{}),
+		informers: map[string]toolscache.SharedIndexInformer{},
+	}
+	if reg != nil {
+		if err := reg.Register(objectsCollector{c: c}); err != nil {
+			return nil, fmt.Errorf("cache: register metrics: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// Start runs the informers asked for so far, and any asked for later, until
+// Stop. It returns at once; ctx only bounds the start, it does not stop the
+// informers. Starting a running cache does nothing; a stopped cache cannot
+// be started again.
+func (c *Cache) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case stateRunning:
+		return nil
+	case stateStopped:
+		return ErrStopped
+	}
+	// fx cancels the start context once every start hook has run; the
+	// informers must outlive it, so they get their own.
+	c.runCtx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.state = stateRunning
+	c.startLocked()
+	close(c.started)
+	return nil
+}
+
+// startLocked starts informers not yet running; factories skip the others.
+func (c *Cache) startLocked() {
+	c.typed.StartWithContext(c.runCtx)
+	c.meta.Start(c.runCtx.Done())
+}
+
+// Stop stops the informers and waits for them to finish, at most until ctx
+// is done.
+func (c *Cache) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	if c.state == stateStopped {
+		c.mu.Unlock()
+		return nil
+	}
+	if c.state == stateNew {
+		close(c.started) // wakes WaitForSync, which then sees the stop
+	} else {
+		c.cancel()
+	}
+	c.state = stateStopped
+	c.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.typed.Shutdown()
+		c.meta.Shutdown()
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop informers: %w", context.Cause(ctx))
+	}
+}
+
+// HasSynced reports whether the cache runs and every informer in it has
+// delivered its initial list.
+func (c *Cache) HasSynced() bool {
+	return c.Check(context.Background()) == nil
+}
+
+// WaitForSync blocks until HasSynced, ctx is done (it returns ctx.Err()) or
+// the cache stops (ErrStopped). Before Start it waits for Start.
+func (c *Cache) WaitForSync(ctx context.Context) error {
+	select {
+	case <-c.started:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for {
+		c.mu.Lock()
+		if c.state == stateStopped {
+			c.mu.Unlock()
+			return ErrStopped
+		}
+		checkers := make([]toolscache.DoneChecker, 0, len(c.informers))
+		for _, inf := range c.informers {
+			checkers = append(checkers, inf.HasSyncedChecker())
+		}
+		c.mu.Unlock()
+		if !c.waitFor(ctx, checkers...) && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// An informer may have been asked for while we waited.
+		if c.HasSynced() {
+			return nil
+		}
+	}
+}
+
+// Name implements ports.HealthCheck.
+func (c *Cache) Name() string { return HealthCheckName }
+
+// Check implements ports.HealthCheck: nil once HasSynced, otherwise an
+// error naming the kinds still listing.
+func (c *Cache) Check(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case stateNew:
+		return ErrNotStarted
+	case stateStopped:
+		return ErrStopped
+	}
+	var pending []string
+	for kind, inf := range c.informers {
+		if !inf.HasSynced() {
+			pending = append(pending, kind)
+		}
+	}
+	if len(pending) > 0 {
+		slices.Sort(pending)
+		return fmt.Errorf("informers not synced: %s", strings.Join(pending, ", "))
+	}
+	return nil
+}
+
+// informer returns the informer for kind, creating it on first use and
+// starting it when the cache runs already.
+func (c *Cache) informer(kind string) (toolscache.SharedIndexInformer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == stateStopped {
+		return nil, ErrStopped
+	}
+	if inf, ok := c.informers[kind]; ok {
+		return inf, nil
+	}
+	var inf toolscache.SharedIndexInformer
+	switch kind {
+	case KindReplicaSet:
+		inf = c.typed.Apps().V1().ReplicaSets().Informer()
+	case KindPod:
+		inf = c.meta.ForResource(podsResource).Informer()
+		if err := inf.AddIndexers(toolscache.Indexers{IndexControllerOwner: indexByControllerOwner}); err != nil {
+			return nil, fmt.Errorf("index %s by controller owner: %w", kind, err)
+		}
+		if c.strip {
+			if err := inf.SetTransform(stripManagedFields); err != nil {
+				return nil, fmt.Errorf("set %s transform: %w", kind, err)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("cache: unknown kind %q", kind)
+	}
+	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(kind)); err != nil {
+		return nil, fmt.Errorf("set %s watch error handler: %w", kind, err)
+	}
+	c.informers[kind] = inf
+	if c.state == stateRunning {
+		c.startLocked()
+	}
+	return inf, nil
+}
+
+// syncedInformer is informer for reads: it answers only from a running
+// cache whose informer for kind has synced, waiting for that at most until
+// ctx is done.
+func (c *Cache) syncedInformer(ctx context.Context, kind string) (toolscache.SharedIndexInformer, error) {
+	inf, err := c.informer(kind)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	st := c.state
+	c.mu.Unlock()
+	if st == stateNew {
+		return nil, ErrNotStarted
+	}
+	if !inf.HasSynced() && !c.waitFor(ctx, inf.HasSyncedChecker()) {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("wait for %s cache to sync: %w", kind, ctx.Err())
+		}
+		return nil, ErrStopped
+	}
+	return inf, nil
+}
+
+// waitFor waits for checkers until ctx is done or the cache stops, which
+// an informer stopped before its first list would otherwise never report.
+// Call it only once the cache has started.
+func (c *Cache) waitFor(ctx context.Context, checkers ...toolscache.DoneChecker) bool {
+	c.mu.Lock()
+	runCtx := c.runCtx
+	c.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(runCtx, cancel)()
+	return toolscache.WaitFor(ctx, "", checkers...)
+}
+
+// watchErrorHandler logs why a watch broke. The reflector relists and
+// rewatches on its own; expired resource versions and closed connections
+// are routine, anything else (RBAC, a missing resource) needs a human.
+func (c *Cache) watchErrorHandler(kind string) toolscache.WatchErrorHandlerWithContext {
+	return func(ctx context.Context, _ *toolscache.Reflector, err error) {
+		if ctx.Err() != nil || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) ||
+			errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			c.logger.Debug("watch restarted", zap.String("kind", kind), zap.Error(err))
+			return
+		}
+		c.logger.Error("watch failed", zap.String("kind", kind), zap.Error(err))
+	}
+}
+
+// stripManagedFields is the informers' transform. It mutates in place,
+// which client-go allows since 1.27, and is idempotent.
+func stripManagedFields(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok && o.GetManagedFields() != nil {
+		o.SetManagedFields(nil)
+	}
+	return obj, nil
+}

@@ -1,0 +1,314 @@
+package cache_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/test/controlplane"
+)
+
+// TestOnAPIServer proves the cache's promises against a real API server,
+// which (unlike the fakes) writes managedFields, enforces RBAC per
+// namespace, and serves metadata-only lists and watches.
+func TestOnAPIServer(t *testing.T) {
+	t.Parallel()
+	cp := controlplane.StartT(t, controlplane.Options{})
+	admin := cp.Clientset()
+
+	t.Run("managedFields are stripped", func(t *testing.T) {
+		t.Parallel()
+		ns := namespace(t, cp, "strip")
+		rs := createReplicaSet(t, admin, ns, "web")
+		createPod(t, admin, ns, "web-1", rs)
+		require.NotEmpty(t, rs.ManagedFields, "the server records managedFields")
+		c := startCache(t, cp.Config, cache.Options{})
+
+		got := eventuallyGet(t, c, types.NamespacedName{Namespace: ns, Name: "web"})
+		assert.Nil(t, got.ManagedFields)
+		assert.Equal(t, rs.Labels, got.Labels)
+		pods := eventuallyPods(t, c, ns, "web", 1)
+		assert.Nil(t, pods[0].ManagedFields)
+	})
+
+	t.Run("managedFields kept on request", func(t *testing.T) {
+		t.Parallel()
+		ns := namespace(t, cp, "keep")
+		createReplicaSet(t, admin, ns, "web")
+		c := startCache(t, cp.Config, cache.Options{KeepManagedFields: true})
+
+		assert.NotEmpty(t, eventuallyGet(t, c, types.NamespacedName{Namespace: ns, Name: "web"}).ManagedFields)
+	})
+
+	t.Run("one namespace only, with namespace-scoped permissions", func(t *testing.T) {
+		t.Parallel()
+		mine, other := namespace(t, cp, "mine"), namespace(t, cp, "other")
+		// An identity that may read only in mine: a cache that listed or
+		// watched cluster-wide would never sync.
+		cfg := namespaceReader(t, cp, mine)
+		createReplicaSet(t, admin, other, "web")
+		createReplicaSet(t, admin, mine, "web")
+		c := startCache(t, cfg, cache.Options{Namespace: mine})
+		rss := &handler{}
+		require.NoError(t, c.ReplicaSets().AddEventHandler(rss))
+		require.NoError(t, c.Pods().AddEventHandler(&handler{}))
+
+		waitSynced(t, c)
+		eventuallyGet(t, c, types.NamespacedName{Namespace: mine, Name: "web"})
+		_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: other, Name: "web"})
+		assert.ErrorIs(t, err, ports.ErrNotFound)
+		createReplicaSet(t, admin, other, "later")
+		createReplicaSet(t, admin, mine, "later")
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			assert.ElementsMatch(t, []string{mine + "/web", mine + "/later"}, rss.addedNames())
+		}, waitFor, tick)
+	})
+
+	t.Run("pods are metadata only and indexed by controller", func(t *testing.T) {
+		t.Parallel()
+		ns := namespace(t, cp, "pods")
+		web := createReplicaSet(t, admin, ns, "web")
+		api := createReplicaSet(t, admin, ns, "api")
+		c := startCache(t, cp.Config, cache.Options{})
+		pods := &handler{}
+		require.NoError(t, c.Pods().AddEventHandler(pods))
+		waitSynced(t, c)
+
+		createPod(t, admin, ns, "web-b", web)
+		createPod(t, admin, ns, "web-a", web)
+		createPod(t, admin, ns, "api-1", api)
+		createPod(t, admin, ns, "loner", nil)
+
+		got := eventuallyPods(t, c, ns, "web", 2)
+		assert.Equal(t, "web-a", got[0].Name)
+		assert.Equal(t, "web-b", got[1].Name)
+		assert.Len(t, eventuallyPods(t, c, ns, "api", 1), 1)
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			var names []string
+			for _, o := range pods.addedObjects() {
+				assert.IsType(t, &metav1.PartialObjectMetadata{}, o, "pods arrive as metadata")
+				if o.GetNamespace() == ns { // the cache sees every namespace
+					names = append(names, o.GetName())
+				}
+			}
+			assert.ElementsMatch(t, []string{"web-a", "web-b", "api-1", "loner"}, names)
+		}, waitFor, tick)
+
+		require.NoError(t, admin.CoreV1().Pods(ns).Delete(t.Context(), "web-b", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+		eventuallyPods(t, c, ns, "web", 1)
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			pods.mu.Lock()
+			defer pods.mu.Unlock()
+			var deleted []string
+			for _, o := range pods.deleted {
+				if o.GetNamespace() == ns {
+					deleted = append(deleted, o.GetName())
+				}
+			}
+			assert.Equal(t, []string{"web-b"}, deleted)
+		}, waitFor, tick)
+	})
+
+	t.Run("replicaset events reach handlers", func(t *testing.T) {
+		t.Parallel()
+		ns := namespace(t, cp, "events")
+		c := startCache(t, cp.Config, cache.Options{})
+		rec := &eventLog{}
+		require.NoError(t, c.ReplicaSets().AddEventHandler(rec))
+		waitSynced(t, c)
+
+		createReplicaSet(t, admin, ns, "web")
+		_, err := admin.AppsV1().ReplicaSets(ns).Patch(t.Context(), "web", types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"hello":"world"}}}`), metav1.PatchOptions{})
+		require.NoError(t, err)
+		require.NoError(t, admin.AppsV1().ReplicaSets(ns).Delete(t.Context(), "web", metav1.DeleteOptions{}))
+
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			assert.Equal(t, []string{"add web", "update web hello=world", "delete web"}, rec.lines(ns))
+		}, waitFor, tick)
+	})
+
+	t.Run("sync gate", func(t *testing.T) {
+		t.Parallel()
+		ns := namespace(t, cp, "sync")
+		for i := range 20 {
+			createReplicaSet(t, admin, ns, fmt.Sprint("rs-", i))
+		}
+		c := newRealCache(t, cp.Config, cache.Options{Namespace: ns})
+		require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+		assert.False(t, c.HasSynced(), "not before Start")
+		require.NoError(t, c.Start(t.Context()))
+
+		waitSynced(t, c)
+		// Synced means listed: every object is there at once, no waiting.
+		for i := range 20 {
+			_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: ns, Name: fmt.Sprint("rs-", i)})
+			require.NoError(t, err)
+		}
+	})
+}
+
+func newRealCache(t *testing.T, cfg *rest.Config, opts cache.Options) *cache.Cache {
+	t.Helper()
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	meta, err := metadata.NewForConfig(cfg)
+	require.NoError(t, err)
+	c, err := cache.New(client, meta, nil, zaptest.NewLogger(t), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		assert.NoError(t, c.Stop(ctx))
+	})
+	return c
+}
+
+func startCache(t *testing.T, cfg *rest.Config, opts cache.Options) *cache.Cache {
+	t.Helper()
+	c := newRealCache(t, cfg, opts)
+	require.NoError(t, c.Start(t.Context()))
+	return c
+}
+
+func waitSynced(t *testing.T, c *cache.Cache) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	defer cancel()
+	require.NoError(t, c.WaitForSync(ctx))
+}
+
+func eventuallyGet(t *testing.T, c *cache.Cache, key types.NamespacedName) *appsv1.ReplicaSet {
+	t.Helper()
+	var rs *appsv1.ReplicaSet
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		var err error
+		rs, err = c.GetReplicaSet(t.Context(), key)
+		assert.NoError(ct, err)
+	}, waitFor, tick, "cache has %s", key)
+	return rs
+}
+
+func eventuallyPods(t *testing.T, c *cache.Cache, ns, owner string, n int) []*metav1.PartialObjectMetadata {
+	t.Helper()
+	var pods []*metav1.PartialObjectMetadata
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		var err error
+		pods, err = c.ListControlledPods(t.Context(), replicaSetKind, types.NamespacedName{Namespace: ns, Name: owner})
+		assert.NoError(ct, err)
+		assert.Len(ct, pods, n)
+	}, waitFor, tick, "%d pods of %s/%s", n, ns, owner)
+	return pods
+}
+
+var nsCount struct {
+	sync.Mutex
+	n int
+}
+
+func namespace(t *testing.T, cp *controlplane.ControlPlane, prefix string) string {
+	t.Helper()
+	nsCount.Lock()
+	nsCount.n++
+	name := fmt.Sprintf("%s-%d", prefix, nsCount.n)
+	nsCount.Unlock()
+	require.NoError(t, cp.EnsureNamespace(t.Context(), name))
+	return name
+}
+
+func createReplicaSet(t *testing.T, client kubernetes.Interface, ns, name string) *appsv1.ReplicaSet {
+	t.Helper()
+	sel := map[string]string{"app": name}
+	rs, err := client.AppsV1().ReplicaSets(ns).Create(t.Context(), &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: sel},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: new(int32),
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: podSpec()},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return rs
+}
+
+func createPod(t *testing.T, client kubernetes.Interface, ns, name string, owner *appsv1.ReplicaSet) {
+	t.Helper()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: podSpec()}
+	if owner != nil {
+		p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(owner, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}
+	}
+	_, err := client.CoreV1().Pods(ns).Create(t.Context(), p, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+func podSpec() corev1.PodSpec {
+	return corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}
+}
+
+// namespaceReader returns a ServiceAccount's client configuration that may
+// list and watch ReplicaSets and Pods in ns and nothing else.
+func namespaceReader(t *testing.T, cp *controlplane.ControlPlane, ns string) *rest.Config {
+	t.Helper()
+	admin := cp.Clientset()
+	_, err := admin.RbacV1().Roles(ns).Create(t.Context(), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"apps"}, Resources: []string{"replicasets"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = admin.RbacV1().RoleBindings(ns).Create(t.Context(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "reader"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "reader"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: "reader"}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cfg, err := cp.ServiceAccountConfig(t.Context(), ns, "reader")
+	require.NoError(t, err)
+	return cfg
+}
+
+// eventLog writes down ReplicaSet events as lines.
+type eventLog struct {
+	mu  sync.Mutex
+	log []struct{ ns, line string }
+}
+
+func (e *eventLog) OnAdd(o metav1.Object) { e.add(o, "add "+o.GetName()) }
+func (e *eventLog) OnUpdate(_, n metav1.Object) {
+	e.add(n, "update "+n.GetName()+" hello="+n.GetLabels()["hello"])
+}
+func (e *eventLog) OnDelete(o metav1.Object) { e.add(o, "delete "+o.GetName()) }
+func (e *eventLog) add(o metav1.Object, line string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.log = append(e.log, struct{ ns, line string }{o.GetNamespace(), line})
+}
+func (e *eventLog) lines(ns string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, l := range e.log {
+		if l.ns == ns {
+			out = append(out, l.line)
+		}
+	}
+	return out
+}

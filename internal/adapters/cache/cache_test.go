@@ -1,0 +1,442 @@
+package cache_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+const (
+	waitFor = 30 * time.Second
+	tick    = 10 * time.Millisecond
+)
+
+var replicaSetKind = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
+
+func replicaSet(ns, name string) *appsv1.ReplicaSet {
+	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+		Namespace: ns, Name: name, Labels: map[string]string{"app": name},
+		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationUpdate}},
+	}}
+}
+
+// pod is a Pod as the metadata client sees it, controlled by the
+// ReplicaSet owner when owner is not empty.
+func pod(ns, name, owner string, controller bool) *metav1.PartialObjectMetadata {
+	p := &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: ns, Name: name,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}},
+		},
+	}
+	if owner != "" {
+		p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner, UID: types.UID(owner), Controller: ptr.To(controller)}}
+	}
+	return p
+}
+
+func fakeMetadata(objs ...runtime.Object) *metadatafake.FakeMetadataClient {
+	scheme := metadatafake.NewTestScheme()
+	_ = metav1.AddMetaToScheme(scheme)
+	return metadatafake.NewSimpleMetadataClient(scheme, objs...)
+}
+
+// newCache returns a cache on the fakes, stopped when the test ends.
+func newCache(t *testing.T, client *fake.Clientset, meta *metadatafake.FakeMetadataClient, opts cache.Options) *cache.Cache {
+	t.Helper()
+	c, err := cache.New(client, meta, nil, zap.NewNop(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		assert.NoError(t, c.Stop(ctx))
+	})
+	return c
+}
+
+func startSynced(t *testing.T, c *cache.Cache) {
+	t.Helper()
+	require.NoError(t, c.Start(t.Context()))
+	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	defer cancel()
+	require.NoError(t, c.WaitForSync(ctx))
+}
+
+// handler collects what a source delivers.
+type handler struct {
+	mu      sync.Mutex
+	added   []metav1.Object
+	deleted []metav1.Object
+}
+
+func (h *handler) OnAdd(o metav1.Object) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.added = append(h.added, o)
+}
+func (h *handler) OnUpdate(_, _ metav1.Object) {}
+func (h *handler) OnDelete(o metav1.Object) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.deleted = append(h.deleted, o)
+}
+func (h *handler) addedObjects() []metav1.Object {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]metav1.Object(nil), h.added...)
+}
+func (h *handler) addedNames() []string {
+	var names []string
+	for _, o := range h.addedObjects() {
+		names = append(names, o.GetNamespace()+"/"+o.GetName())
+	}
+	return names
+}
+
+func TestNewNeedsClients(t *testing.T) {
+	t.Parallel()
+	_, err := cache.New(nil, fakeMetadata(), nil, nil, cache.Options{})
+	assert.Error(t, err)
+	_, err = cache.New(fake.NewClientset(), nil, nil, nil, cache.Options{})
+	assert.Error(t, err)
+}
+
+func TestLifecycle(t *testing.T) {
+	t.Parallel()
+	c := newCache(t, fake.NewClientset(replicaSet("apps", "web")), fakeMetadata(), cache.Options{})
+	key := types.NamespacedName{Namespace: "apps", Name: "web"}
+
+	assert.False(t, c.HasSynced())
+	assert.ErrorIs(t, c.Check(t.Context()), cache.ErrNotStarted)
+	assert.Equal(t, "informers", c.Name())
+	_, err := c.GetReplicaSet(t.Context(), key)
+	assert.ErrorIs(t, err, cache.ErrNotStarted)
+
+	startSynced(t, c)
+	assert.True(t, c.HasSynced())
+	require.NoError(t, c.Check(t.Context()))
+	require.NoError(t, c.Start(t.Context()), "starting twice does nothing")
+	_, err = c.GetReplicaSet(t.Context(), key)
+	require.NoError(t, err)
+
+	require.NoError(t, c.Stop(t.Context()))
+	assert.False(t, c.HasSynced())
+	assert.ErrorIs(t, c.Check(t.Context()), cache.ErrStopped)
+	assert.ErrorIs(t, c.Start(t.Context()), cache.ErrStopped)
+	assert.ErrorIs(t, c.ReplicaSets().AddEventHandler(&handler{}), cache.ErrStopped)
+	assert.ErrorIs(t, c.WaitForSync(t.Context()), cache.ErrStopped)
+	require.NoError(t, c.Stop(t.Context()), "stopping twice does nothing")
+}
+
+func TestInformersOutliveTheStartContext(t *testing.T) {
+	t.Parallel()
+	c := newCache(t, fake.NewClientset(replicaSet("apps", "web")), fakeMetadata(), cache.Options{})
+	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	ctx, cancel := context.WithCancel(t.Context())
+	require.NoError(t, c.Start(ctx))
+	cancel() // as fx does once every start hook has run
+
+	require.NoError(t, c.WaitForSync(t.Context()))
+	_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web"})
+	require.NoError(t, err)
+}
+
+// The sync gate must stay shut until the initial list has been delivered,
+// or readiness and the controller loop would act on an empty cache.
+func TestSyncedOnlyAfterTheInitialList(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset(replicaSet("apps", "web"))
+	listing, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	client.PrependReactor("list", "replicasets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		once.Do(func() { close(listing) })
+		<-release
+		return false, nil, nil // the tracker answers
+	})
+	c := newCache(t, client, fakeMetadata(), cache.Options{})
+	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+
+	waited := make(chan error, 1)
+	go func() { waited <- c.WaitForSync(t.Context()) }()
+	require.NoError(t, c.Start(t.Context()))
+
+	select {
+	case <-listing:
+	case <-time.After(waitFor):
+		t.Fatal("the informer never listed")
+	}
+	assert.False(t, c.HasSynced())
+	assert.ErrorContains(t, c.Check(t.Context()), "ReplicaSet")
+	short, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, c.WaitForSync(short), context.DeadlineExceeded)
+	select {
+	case err := <-waited:
+		t.Fatalf("WaitForSync returned %v before the list completed", err)
+	default:
+	}
+
+	close(release)
+	require.Eventually(t, c.HasSynced, waitFor, tick)
+	require.NoError(t, <-waited)
+}
+
+func TestInformersStartOnlyForKindsAskedFor(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset(replicaSet("apps", "web"))
+	meta := fakeMetadata(pod("apps", "web-1", "web", true))
+	c := newCache(t, client, meta, cache.Options{})
+	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	startSynced(t, c)
+
+	assert.True(t, listed(client.Actions(), "replicasets"))
+	assert.False(t, listed(meta.Actions(), "pods"), "nobody asked for pods")
+
+	// Asked for after Start: starts at once, and the new handler gets the
+	// cached objects as additions.
+	pods := &handler{}
+	require.NoError(t, c.Pods().AddEventHandler(pods))
+	require.EventuallyWithT(t, func(t *assert.CollectT) {
+		assert.Equal(t, []string{"apps/web-1"}, pods.addedNames())
+	}, waitFor, tick)
+	require.Eventually(t, c.HasSynced, waitFor, tick)
+	assert.True(t, listed(meta.Actions(), "pods"))
+	assert.Equal(t, "Pod", c.Pods().Kind())
+	assert.Equal(t, "ReplicaSet", c.ReplicaSets().Kind())
+}
+
+func listed(actions []k8stesting.Action, resource string) bool {
+	for _, a := range actions {
+		if a.GetVerb() == "list" && a.GetResource().Resource == resource {
+			return true
+		}
+	}
+	return false
+}
+
+func TestManagedFields(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stripped by default", true: "kept on request"}[keep], func(t *testing.T) {
+			t.Parallel()
+			c := newCache(t, fake.NewClientset(replicaSet("apps", "web")),
+				fakeMetadata(pod("apps", "web-1", "web", true)), cache.Options{KeepManagedFields: keep})
+			pods := &handler{}
+			require.NoError(t, c.Pods().AddEventHandler(pods))
+			startSynced(t, c)
+
+			rs, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web"})
+			require.NoError(t, err)
+			assert.Equal(t, keep, rs.ManagedFields != nil, "replicaset managedFields")
+			assert.Equal(t, map[string]string{"app": "web"}, rs.Labels, "the rest stays")
+
+			listedPods, err := c.ListControlledPods(t.Context(), replicaSetKind, types.NamespacedName{Namespace: "apps", Name: "web"})
+			require.NoError(t, err)
+			require.Len(t, listedPods, 1)
+			assert.Equal(t, keep, listedPods[0].ManagedFields != nil, "pod managedFields")
+			require.Eventually(t, func() bool { return len(pods.addedObjects()) == 1 }, waitFor, tick)
+			assert.Equal(t, keep, pods.addedObjects()[0].GetManagedFields() != nil, "delivered pod managedFields")
+		})
+	}
+}
+
+func TestNamespaceRestriction(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset(replicaSet("mine", "web"), replicaSet("other", "web"))
+	meta := fakeMetadata(pod("mine", "web-1", "web", true), pod("other", "web-1", "web", true))
+	c := newCache(t, client, meta, cache.Options{Namespace: "mine"})
+	rss, pods := &handler{}, &handler{}
+	require.NoError(t, c.ReplicaSets().AddEventHandler(rss))
+	require.NoError(t, c.Pods().AddEventHandler(pods))
+	startSynced(t, c)
+
+	_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "mine", Name: "web"})
+	require.NoError(t, err)
+	_, err = c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "other", Name: "web"})
+	assert.ErrorIs(t, err, ports.ErrNotFound)
+	other, err := c.ListControlledPods(t.Context(), replicaSetKind, types.NamespacedName{Namespace: "other", Name: "web"})
+	require.NoError(t, err)
+	assert.Empty(t, other)
+	require.EventuallyWithT(t, func(t *assert.CollectT) {
+		assert.Equal(t, []string{"mine/web"}, rss.addedNames())
+		assert.Equal(t, []string{"mine/web-1"}, pods.addedNames())
+	}, waitFor, tick)
+	for _, a := range append(client.Actions(), meta.Actions()...) {
+		assert.Equal(t, "mine", a.GetNamespace(), "%s %s asks for one namespace only", a.GetVerb(), a.GetResource().Resource)
+	}
+}
+
+func TestListControlledPods(t *testing.T) {
+	t.Parallel()
+	meta := fakeMetadata(
+		pod("apps", "web-b", "web", true),
+		pod("apps", "web-a", "web", true),
+		pod("apps", "adopted-elsewhere", "web", false),
+		pod("apps", "api-1", "api", true),
+		pod("apps", "orphan", "", false),
+		pod("staging", "web-x", "web", true),
+	)
+	c := newCache(t, fake.NewClientset(), meta, cache.Options{})
+	require.NoError(t, c.Start(t.Context()))
+
+	tests := []struct {
+		owner schema.GroupKind
+		key   types.NamespacedName
+		want  []string
+	}{
+		{replicaSetKind, types.NamespacedName{Namespace: "apps", Name: "web"}, []string{"web-a", "web-b"}},
+		{replicaSetKind, types.NamespacedName{Namespace: "apps", Name: "api"}, []string{"api-1"}},
+		{replicaSetKind, types.NamespacedName{Namespace: "staging", Name: "web"}, []string{"web-x"}},
+		{replicaSetKind, types.NamespacedName{Namespace: "apps", Name: "none"}, nil},
+		{schema.GroupKind{Group: "chaosapps.metamagical.io", Kind: "ChaosPod"}, types.NamespacedName{Namespace: "apps", Name: "web"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key.String(), func(t *testing.T) {
+			// A read before the Pod informer has synced waits for it.
+			got, err := c.ListControlledPods(t.Context(), tt.owner, tt.key)
+			require.NoError(t, err)
+			var names []string
+			for _, p := range got {
+				names = append(names, p.Name)
+			}
+			assert.Equal(t, tt.want, names)
+		})
+	}
+}
+
+func TestReadsWaitForTheirInformerBoundedByContext(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset()
+	client.PrependReactor("list", "replicasets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "", nil)
+	})
+	c := newCache(t, client, fakeMetadata(), cache.Options{})
+	require.NoError(t, c.Start(t.Context()))
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+
+	_, err := c.GetReplicaSet(ctx, types.NamespacedName{Namespace: "apps", Name: "web"})
+
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.NotErrorIs(t, err, ports.ErrNotFound, "an unsynced cache does not claim absence")
+}
+
+func TestWatchFailuresAreLogged(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset()
+	client.PrependReactor("list", "replicasets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "", nil)
+	})
+	core, logs := observer.New(zap.InfoLevel)
+	c, err := cache.New(client, fakeMetadata(), nil, zap.New(core), cache.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, c.Stop(context.Background())) })
+	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	require.NoError(t, c.Start(t.Context()))
+
+	require.Eventually(t, func() bool { return logs.FilterMessage("watch failed").Len() > 0 }, waitFor, tick)
+	entry := logs.FilterMessage("watch failed").All()[0]
+	assert.Equal(t, "ReplicaSet", entry.ContextMap()["kind"])
+	assert.Contains(t, entry.ContextMap()["error"], "forbidden")
+}
+
+func TestObjectsMetric(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	c, err := cache.New(fake.NewClientset(replicaSet("apps", "a"), replicaSet("apps", "b")),
+		fakeMetadata(pod("apps", "a-1", "a", true)), reg, nil, cache.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, c.Stop(context.Background())) })
+	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	require.NoError(t, c.Pods().AddEventHandler(&handler{}))
+	startSynced(t, c)
+
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "operator_cache_objects" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			require.Len(t, m.GetLabel(), 1)
+			got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+		}
+	}
+	assert.Equal(t, map[string]float64{"ReplicaSet": 2, "Pod": 1}, got)
+
+	_, err = cache.New(fake.NewClientset(), fakeMetadata(), reg, nil, cache.Options{})
+	assert.Error(t, err, "a second cache on the same registry is refused")
+}
+
+func TestStopWaitsForTheInformers(t *testing.T) {
+	t.Parallel()
+	c, err := cache.New(fake.NewClientset(replicaSet("apps", "web")), fakeMetadata(), nil, nil, cache.Options{})
+	require.NoError(t, err)
+	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	startSynced(t, c)
+
+	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	defer cancel()
+	require.NoError(t, c.Stop(ctx))
+
+	expired, cancelExpired := context.WithCancel(t.Context())
+	cancelExpired()
+	require.NoError(t, c.Stop(expired), "a stopped cache stops at once")
+}
+
+func TestWaitersLearnThatTheCacheStopped(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset()
+	client.PrependReactor("list", "replicasets", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "", nil)
+	})
+	c := newCache(t, client, fakeMetadata(), cache.Options{})
+	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	require.NoError(t, c.Start(t.Context()))
+	waited, read := make(chan error, 1), make(chan error, 1)
+	go func() { waited <- c.WaitForSync(t.Context()) }()
+	go func() {
+		_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web"})
+		read <- err
+	}()
+
+	require.NoError(t, c.Stop(t.Context()))
+
+	assert.ErrorIs(t, <-waited, cache.ErrStopped)
+	assert.ErrorIs(t, <-read, cache.ErrStopped)
+}
+
+func TestStopBeforeStart(t *testing.T) {
+	t.Parallel()
+	c, err := cache.New(fake.NewClientset(), fakeMetadata(), nil, nil, cache.Options{})
+	require.NoError(t, err)
+	waited := make(chan error, 1)
+	go func() { waited <- c.WaitForSync(t.Context()) }()
+
+	require.NoError(t, c.Stop(t.Context()))
+
+	assert.ErrorIs(t, <-waited, cache.ErrStopped)
+	assert.ErrorIs(t, c.Start(t.Context()), cache.ErrStopped)
+}

@@ -1,0 +1,425 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/hexagonal-operator/operator/internal/adapters/controller/handler"
+	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Watch connects one source to the controller: its events pass the
+// predicates (all of them), then the mapper turns them into requests.
+type Watch struct {
+	Source     ports.Source
+	Mapper     handler.Mapper
+	Predicates []predicate.Predicate
+}
+
+// Config is one controller: what it watches, how many requests it works on
+// at once, and what reconciles them. [Builder] fills it in.
+type Config struct {
+	// Name labels the metrics and log lines; unique per metrics registry.
+	Name string
+	// Workers is how many requests are reconciled concurrently (≥ 1).
+	// Requests for the same object are never reconciled concurrently,
+	// whatever this says.
+	Workers    int
+	Watches    []Watch
+	Reconciler ports.Reconciler
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.Name == "" {
+		errs = append(errs, errors.New("name is empty"))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("workers is %d, want at least 1", c.Workers))
+	}
+	if len(c.Watches) == 0 {
+		errs = append(errs, errors.New("nothing to watch"))
+	}
+	for i, w := range c.Watches {
+		if w.Source == nil {
+			errs = append(errs, fmt.Errorf("watch %d: source is nil", i))
+		}
+		if w.Mapper == nil {
+			errs = append(errs, fmt.Errorf("watch %d: mapper is nil", i))
+		}
+		if slices.Contains(w.Predicates, nil) {
+			errs = append(errs, fmt.Errorf("watch %d: a predicate is nil", i))
+		}
+	}
+	if c.Reconciler == nil {
+		errs = append(errs, errors.New("reconciler is nil"))
+	}
+	return errors.Join(errs...)
+}
+
+type queue = workqueue.TypedRateLimitingInterface[ports.Request]
+
+// state is where a Controller is in its life.
+type state int
+
+const (
+	stateNew state = iota
+	stateStarted
+	stateStopped
+)
+
+// Controller feeds a reconciler from its sources through a rate-limited work
+// queue. See the package documentation for the whole tour.
+type Controller struct {
+	name       string
+	workers    int
+	watches    []Watch
+	reconciler ports.Reconciler
+	cacheSync  ports.CacheSync
+	leader     ports.LeaderElector
+	log        *zap.Logger
+	opts       Options
+	metrics    *reconcileMetrics
+	queueMP    *MetricsProvider
+
+	mu     sync.Mutex // guards state and what Start creates
+	state  state
+	queue  queue
+	cancel context.CancelFunc // stops waiting for sync and leadership
+	abort  context.CancelFunc // cancels the contexts of running reconciles
+	// stopping is closed by Stop: workers take no new request after it.
+	stopping chan struct{}
+	// running counts the goroutines Start spawned; done is closed once
+	// they have all returned.
+	running sync.WaitGroup
+	done    chan struct{}
+
+	inflightMu sync.Mutex
+	inflight   map[string]inflight // by reconcile ID
+}
+
+type inflight struct {
+	req   ports.Request
+	start time.Time
+}
+
+// New checks cfg and deps and registers the controller's metrics; it starts
+// nothing. A name already used on deps.Registerer is an error.
+func New(cfg Config, deps Deps) (*Controller, error) {
+	opts := deps.Options.withDefaults()
+	if err := errors.Join(cfg.validate(), deps.validate(), opts.validate()); err != nil {
+		return nil, fmt.Errorf("new controller %q: %w", cfg.Name, err)
+	}
+	m, err := newReconcileMetrics(deps.Registerer, cfg.Name)
+	if err != nil {
+		return nil, fmt.Errorf("new controller %q: %w", cfg.Name, err)
+	}
+	mp, err := NewMetricsProvider(deps.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("new controller %q: %w", cfg.Name, err)
+	}
+	// Last, so that a controller that fails to build does not hold its name.
+	if err := claimName(deps.Registerer, cfg.Name, cfg.Workers); err != nil {
+		return nil, fmt.Errorf("new controller: %w", err)
+	}
+	mp.init(cfg.Name)
+	return &Controller{
+		name:       cfg.Name,
+		workers:    cfg.Workers,
+		watches:    slices.Clone(cfg.Watches),
+		reconciler: cfg.Reconciler,
+		cacheSync:  deps.CacheSync,
+		leader:     deps.LeaderElector,
+		log:        deps.Logger.With(zap.String("controller", cfg.Name)),
+		opts:       opts,
+		metrics:    m,
+		queueMP:    mp,
+		stopping:   make(chan struct{}),
+		done:       make(chan struct{}),
+		inflight:   map[string]inflight{},
+	}, nil
+}
+
+// Name is the controller's name.
+func (c *Controller) Name() string { return c.name }
+
+// Start registers the controller's event handlers on its sources, so that
+// events are queued from now on, and returns. In the background it then
+// waits for the caches to sync and for leadership, and only then starts the
+// workers. ctx only bounds Start itself: the controller runs until Stop.
+//
+// Start may be called once, and not after Stop.
+func (c *Controller) Start(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case stateStarted:
+		return fmt.Errorf("start controller %q: already started", c.name)
+	case stateStopped:
+		return fmt.Errorf("start controller %q: already stopped", c.name)
+	}
+
+	// The queue starts goroutines of its own, so it is made here and not
+	// in New.
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(c.opts.NewRateLimiter(),
+		workqueue.TypedRateLimitingQueueConfig[ports.Request]{Name: c.name, MetricsProvider: c.queueMP})
+	for _, w := range c.watches {
+		h := &eventHandler{mapper: w.Mapper, predicate: predicate.And(w.Predicates...), queue: q}
+		if err := w.Source.AddEventHandler(h); err != nil {
+			// Handlers registered so far stay registered (a source
+			// cannot remove one); a shut-down queue ignores what they add.
+			q.ShutDown()
+			c.state = stateStopped
+			close(c.stopping)
+			close(c.done)
+			return fmt.Errorf("start controller %q: watch %s: %w", c.name, w.Source.Kind(), err)
+		}
+	}
+
+	// The background work must outlive ctx (fx cancels a start context
+	// once the start hooks have run) but keep its values.
+	base := context.WithoutCancel(ctx)
+	waitCtx, cancel := context.WithCancel(base)
+	workCtx, abort := context.WithCancel(base)
+	c.queue, c.cancel, c.abort, c.state = q, cancel, abort, stateStarted
+	c.running.Add(1)
+	go c.run(waitCtx, workCtx, q)
+	return nil
+}
+
+// run waits for the gates, then starts the workers. It adds them to
+// c.running before it returns itself, so the count never drops to zero while
+// workers are still to come.
+func (c *Controller) run(waitCtx, workCtx context.Context, q queue) {
+	defer c.running.Done()
+	c.log.Info("waiting for caches to sync")
+	if err := c.cacheSync.WaitForSync(waitCtx); err != nil {
+		return // stopped before the caches synced
+	}
+	c.log.Info("waiting for leadership")
+	select {
+	case <-c.leader.Elected():
+	case <-waitCtx.Done():
+		return
+	}
+	if waitCtx.Err() != nil {
+		return
+	}
+	c.log.Info("starting workers", zap.Int("workers", c.workers))
+	c.running.Add(c.workers)
+	for range c.workers {
+		go c.worker(workCtx, q)
+	}
+}
+
+// Stop makes the workers take no new request, waits for the reconciles in
+// flight to finish until ctx is done, and then returns nil. If ctx ends
+// first it cancels their contexts and returns an error naming the controller
+// and the requests still running; a later Stop waits for them again.
+//
+// Stop is safe to call more than once, concurrently, and without Start.
+func (c *Controller) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	if c.state != stateStopped {
+		wasStarted := c.state == stateStarted
+		c.state = stateStopped
+		close(c.stopping)
+		if wasStarted {
+			c.cancel()
+			// Not ShutDownWithDrain: it waits without a deadline, and on
+			// a delaying queue it leaves the delay goroutine running.
+			c.queue.ShutDown()
+			abort := c.abort
+			go func() {
+				c.running.Wait()
+				abort() // releases the work context; nothing uses it any more
+				close(c.done)
+			}()
+		} else {
+			close(c.done)
+		}
+		c.log.Info("stopping")
+	}
+	abort := c.abort
+	c.mu.Unlock()
+
+	select {
+	case <-c.done:
+		return nil
+	case <-ctx.Done():
+	}
+	select {
+	case <-c.done: // both were ready; select picked at random
+		return nil
+	default:
+	}
+	if abort != nil {
+		abort()
+	}
+	keys := c.inflightKeys()
+	return fmt.Errorf("stop controller %q: %d reconciles still running (%v): %w", c.name, len(keys), keys, ctx.Err())
+}
+
+func (c *Controller) worker(ctx context.Context, q queue) {
+	defer c.running.Done()
+	for {
+		req, shutdown := q.Get()
+		if shutdown {
+			return
+		}
+		select {
+		case <-c.stopping:
+			// Requests still queued at Stop are dropped: the next
+			// leader lists every object again.
+			q.Done(req)
+		default:
+			c.process(ctx, q, req)
+		}
+	}
+}
+
+// process reconciles req once and decides, from the outcome, whether and
+// when it comes back (as controller-runtime does).
+func (c *Controller) process(ctx context.Context, q queue, req ports.Request) {
+	defer q.Done(req)
+	c.metrics.active.Inc()
+	defer c.metrics.active.Dec()
+
+	id := string(uuid.NewUUID())
+	log := c.log.With(zap.String("namespace", req.Namespace), zap.String("name", req.Name), zap.String("reconcileID", id))
+	c.track(id, req)
+	defer c.untrack(id)
+
+	start := time.Now()
+	res, err := c.reconcile(ctx, req, id, log)
+	c.metrics.time.Observe(time.Since(start).Seconds())
+
+	switch {
+	case err != nil:
+		// The result is ignored with an error, as in controller-runtime:
+		// the back-off decides when the request comes back.
+		terminal := ports.IsTerminal(err)
+		if terminal {
+			q.Forget(req)
+			c.metrics.terminal.Inc()
+		} else {
+			q.AddRateLimited(req)
+		}
+		c.metrics.errors.Inc()
+		c.metrics.total[resultError].Inc()
+		fields := []zap.Field{zap.Error(err), zap.Bool("terminal", terminal)}
+		var p *panicError
+		if errors.As(err, &p) {
+			// Not "stacktrace": zap adds that key itself to error lines
+			// (the logging site's stack, which says nothing here).
+			fields = append(fields, zap.ByteString("panicStack", p.stack))
+		}
+		log.Error("reconcile failed", fields...)
+	case res.RequeueAfter > 0:
+		q.Forget(req)
+		q.AddAfter(req, res.RequeueAfter)
+		c.metrics.total[resultRequeueAfter].Inc()
+		log.Debug("reconcile done, requeued", zap.Duration("requeueAfter", res.RequeueAfter))
+	default:
+		q.Forget(req)
+		c.metrics.total[resultSuccess].Inc()
+		log.Debug("reconcile done")
+	}
+}
+
+// reconcile calls the reconciler with a deadline and turns a panic into an
+// error, so one bad object cannot take the process down and is retried like
+// any failure.
+func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string, log *zap.Logger) (res ports.Result, err error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.ReconcileTimeout)
+	defer cancel()
+	ctx = withReconcile(ctx, id, log)
+	defer func() {
+		if r := recover(); r != nil {
+			c.metrics.panics.Inc()
+			res, err = ports.Result{}, &panicError{value: r, stack: debug.Stack()}
+		}
+	}()
+	return c.reconciler.Reconcile(ctx, req)
+}
+
+// panicError is a recovered panic, with the stack of the goroutine that
+// panicked for the log line.
+type panicError struct {
+	value any
+	stack []byte
+}
+
+// Error does not unwrap a panic value that is an error: a panic is always
+// retried, even one carrying a terminal error.
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v [recovered]", p.value) }
+
+func (c *Controller) track(id string, req ports.Request) {
+	c.inflightMu.Lock()
+	defer c.inflightMu.Unlock()
+	c.inflight[id] = inflight{req: req, start: time.Now()}
+}
+
+func (c *Controller) untrack(id string) {
+	c.inflightMu.Lock()
+	defer c.inflightMu.Unlock()
+	delete(c.inflight, id)
+}
+
+// inflightKeys lists the requests being reconciled, sorted.
+func (c *Controller) inflightKeys() []string {
+	c.inflightMu.Lock()
+	defer c.inflightMu.Unlock()
+	keys := make([]string, 0, len(c.inflight))
+	for _, f := range c.inflight {
+		keys = append(keys, f.req.String())
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// eventHandler is what the controller registers on a source: it filters,
+// maps and enqueues. The queue deduplicates, so a burst of events for one
+// object costs one reconcile.
+type eventHandler struct {
+	mapper    handler.Mapper
+	predicate predicate.Predicate
+	queue     workqueue.TypedInterface[ports.Request]
+}
+
+var _ ports.EventHandler = (*eventHandler)(nil)
+
+func (e *eventHandler) OnAdd(obj metav1.Object) {
+	if e.predicate.Create(obj) {
+		e.enqueue(e.mapper.Create(obj))
+	}
+}
+
+func (e *eventHandler) OnUpdate(oldObj, newObj metav1.Object) {
+	if e.predicate.Update(oldObj, newObj) {
+		e.enqueue(e.mapper.Update(oldObj, newObj))
+	}
+}
+
+func (e *eventHandler) OnDelete(obj metav1.Object) {
+	if e.predicate.Delete(obj) {
+		e.enqueue(e.mapper.Delete(obj))
+	}
+}
+
+func (e *eventHandler) enqueue(reqs []ports.Request) {
+	for _, r := range reqs {
+		e.queue.Add(r)
+	}
+}

@@ -1,0 +1,94 @@
+// Package controller is the controller loop: the driving adapter that turns
+// change notifications into calls of a domain ports.Reconciler, the way
+// controller-runtime's controller does, rebuilt on client-go's work queue
+// and consuming only ports.
+//
+//	ports.Source ──▶ predicate ──▶ handler.Mapper ──▶ work queue ──▶ workers ──▶ ports.Reconciler
+//	                                                   ▲                 │
+//	                                                   └─ back-off / requeue-after
+//
+// A controller is declared with a [Builder] (or a [Config] and [New]):
+//
+//	c, err := controller.NewBuilder("replicaset", deps).
+//		For(replicaSets, predicate.Or(predicate.GenerationChanged(), predicate.LabelChanged())).
+//		Owns(pods, schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}).
+//		Workers(4).
+//		Complete(reconciler)
+//
+// and run with [Controller.Start] and [Controller.Stop], or by [Module] in an
+// fx application ([Provide] adds a controller to it).
+//
+// # Handlers
+//
+// Sources deliver objects; reconcilers take requests (a namespace and a
+// name, nothing else, so that a reconcile reads current state instead of
+// trusting an event). Package handler holds the mappers between the two:
+// the object itself (For), its controlling owner (Owns), or a function
+// (Watches). They only map; they know nothing of the reconcile.
+//
+// # Predicates
+//
+// Package predicate filters events before they are mapped: generation,
+// resourceVersion, label and annotation changes, and their combinations with
+// And, Or and Not. A watch's predicates must all pass. Filtering is an
+// optimisation only: the reconciler converges whatever gets through.
+//
+// # Queue
+//
+// Each controller has one client-go typed rate-limiting work queue of
+// ports.Request, made when it starts. The queue deduplicates (a burst of
+// events for one object is one reconcile) and never hands the same request
+// to two workers at once: a request that changes while it is being
+// reconciled is queued again and reconciled after. Failed requests come back
+// after a per-request exponential back-off (5ms doubling to 1000s) under an
+// overall 10 qps / 100 burst bucket, client-go's controller default, unless
+// Options.NewRateLimiter says otherwise.
+//
+// # Workers
+//
+// Start registers the handlers on the sources at once, so nothing that
+// happens meanwhile is lost, and returns. In the background the controller
+// waits for ports.CacheSync, then for ports.LeaderElector, and only then
+// starts its workers: no reconcile reads a half-filled cache, and only the
+// leader reconciles.
+//
+// A worker takes a request, gives it a reconcile ID (a UUID), a logger with
+// the fields controller, namespace, name and reconcileID ([LoggerFrom],
+// [ReconcileIDFrom]) and a context bounded by Options.ReconcileTimeout, and
+// calls the reconciler. The outcome decides what happens next, exactly as in
+// controller-runtime:
+//
+//   - an error: logged, and the request is retried with back-off;
+//   - an error marked ports.Terminal: logged, counted, and dropped;
+//   - Result.RequeueAfter > 0: the back-off is reset and the request comes
+//     back after that long;
+//   - success: the back-off is reset; the request comes back only when an
+//     event says so.
+//
+// A panic in the reconciler is recovered, logged with its stack, counted
+// and handled as an error (so retried).
+//
+// Stop makes the workers take no new request (what is still queued is
+// dropped; the next leader lists everything again), waits for the reconciles
+// in flight until its context ends, and then cancels them and reports which
+// ones did not finish. A reconcile that runs much longer than its timeout
+// fails the liveness check [Controller.StuckCheck], so that a wedged
+// process is restarted.
+//
+// # Metrics
+//
+// The controller registers controller-runtime's metrics, with its name as
+// the controller label, on the prometheus.Registerer it is given (never the
+// global one; several controllers share one registry):
+// controller_runtime_reconcile_total{controller,result} with result in
+// success, error, requeue_after and requeue (created at zero; requeue stays
+// zero, ports.Result has no plain requeue),
+// controller_runtime_reconcile_errors_total,
+// controller_runtime_terminal_reconcile_errors_total,
+// controller_runtime_reconcile_panics_total,
+// controller_runtime_reconcile_time_seconds,
+// controller_runtime_active_workers and
+// controller_runtime_max_concurrent_reconciles. Its queue reports the
+// workqueue_* metrics through [MetricsProvider], with the controller's name
+// as the name label. A controller name may be used once per registry.
+package controller

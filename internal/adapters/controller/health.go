@@ -1,0 +1,43 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// StuckCheck returns the controller's liveness check: it fails while any
+// reconcile has been running for longer than Options.StuckThreshold, naming
+// the request. Such a reconcile has ignored its context's deadline for a
+// long time and holds a worker (and its object) for good; restarting the
+// process is the only cure, which is what a failing /healthz asks for.
+func (c *Controller) StuckCheck() ports.HealthCheck { return stuckCheck{c: c} }
+
+type stuckCheck struct{ c *Controller }
+
+var _ ports.HealthCheck = stuckCheck{}
+
+func (s stuckCheck) Name() string { return "controller-" + s.c.name }
+
+func (s stuckCheck) Check(context.Context) error {
+	c := s.c
+	now := time.Now()
+	c.inflightMu.Lock()
+	defer c.inflightMu.Unlock()
+	var (
+		oldest  inflight
+		longest time.Duration
+	)
+	for _, f := range c.inflight {
+		if d := now.Sub(f.start); d > longest {
+			oldest, longest = f, d
+		}
+	}
+	if longest > c.opts.StuckThreshold {
+		return fmt.Errorf("controller %q: reconcile of %s running for %s, over the %s threshold",
+			c.name, oldest.req, longest.Round(time.Millisecond), c.opts.StuckThreshold)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package controller_test
+
+import (
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/hexagonal-operator/operator/internal/adapters/controller"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+func moduleOptions(e *env, src *fakeSource, r ports.Reconciler, checks *[]ports.HealthCheck) fx.Option {
+	return fx.Options(
+		fx.Supply(
+			e.deps.Logger,
+			fx.Annotate(e.reg, fx.As(new(prometheus.Registerer))),
+			fx.Annotate(e.sync, fx.As(new(ports.CacheSync))),
+			fx.Annotate(e.leader, fx.As(new(ports.LeaderElector))),
+		),
+		controller.Module,
+		controller.Provide(func(d controller.Deps) (*controller.Controller, error) {
+			return controller.NewBuilder("things", d).For(src).Complete(r)
+		}),
+		fx.Invoke(fx.Annotate(func(hs []ports.HealthCheck) { *checks = hs }, fx.ParamTags(`group:"healthz"`))),
+		fx.NopLogger,
+	)
+}
+
+func TestModuleRunsProvidedControllers(t *testing.T) {
+	t.Parallel()
+	e := newEnv()
+	src := newSource("Thing")
+	r := newRecorder(nil)
+	var checks []ports.HealthCheck
+
+	require.NoError(t, fx.ValidateApp(moduleOptions(e, src, r, &checks)))
+
+	app := fxtest.New(t, moduleOptions(e, src, r, &checks))
+	require.Len(t, checks, 1)
+	assert.Equal(t, "controller-things", checks[0].Name())
+	assert.Empty(t, src.registered(), "nothing registered before the app starts")
+
+	app.RequireStart()
+	src.add(object("ns", "a"))
+	require.Eventually(t, func() bool { return r.count(req("ns", "a")) == 1 }, waitFor, tick)
+	assert.NoError(t, checks[0].Check(t.Context()))
+	app.RequireStop()
+}
+
+func TestHookTiesAControllerToTheLifecycle(t *testing.T) {
+	t.Parallel()
+	e := newEnv()
+	src := newSource("Thing")
+	r := newRecorder(nil)
+	c := build(t, e, "things", src, 1, controller.Options{}, r)
+	app := fxtest.New(t, fx.Supply(c), fx.Invoke(controller.Hook), fx.NopLogger)
+	app.RequireStart()
+	src.add(object("ns", "a"))
+	require.Eventually(t, func() bool { return r.count(req("ns", "a")) == 1 }, waitFor, tick)
+	app.RequireStop()
+	assert.ErrorContains(t, c.Start(t.Context()), "already stopped", "the stop hook ran")
+}

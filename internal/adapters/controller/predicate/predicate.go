@@ -1,0 +1,163 @@
+package predicate
+
+import (
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Predicate decides whether an event reaches the controller's queue. Create
+// is asked for every addition the source delivers, including the objects of
+// its initial list.
+//
+// Objects are shared with the cache: a predicate must not modify them.
+type Predicate interface {
+	Create(obj metav1.Object) bool
+	Update(oldObj, newObj metav1.Object) bool
+	Delete(obj metav1.Object) bool
+}
+
+// Funcs is a Predicate made of functions; a nil function answers true.
+type Funcs struct {
+	CreateFunc func(obj metav1.Object) bool
+	UpdateFunc func(oldObj, newObj metav1.Object) bool
+	DeleteFunc func(obj metav1.Object) bool
+}
+
+var _ Predicate = Funcs{}
+
+// Create implements Predicate.
+func (f Funcs) Create(obj metav1.Object) bool {
+	return f.CreateFunc == nil || f.CreateFunc(obj)
+}
+
+// Update implements Predicate.
+func (f Funcs) Update(oldObj, newObj metav1.Object) bool {
+	return f.UpdateFunc == nil || f.UpdateFunc(oldObj, newObj)
+}
+
+// Delete implements Predicate.
+func (f Funcs) Delete(obj metav1.Object) bool {
+	return f.DeleteFunc == nil || f.DeleteFunc(obj)
+}
+
+// ObjectFunc applies one filter to every event: the object on create and
+// delete, the new object on update. It suits filters on what an object is
+// (its namespace, a label) rather than on what changed.
+func ObjectFunc(filter func(obj metav1.Object) bool) Predicate {
+	return Funcs{
+		CreateFunc: filter,
+		UpdateFunc: func(_, newObj metav1.Object) bool { return filter(newObj) },
+		DeleteFunc: filter,
+	}
+}
+
+// updateOnly builds a "changed" predicate: creates and deletes pass, an update
+// passes when changed says so. An update missing either object is dropped,
+// since there is nothing to compare.
+func updateOnly(changed func(oldObj, newObj metav1.Object) bool) Predicate {
+	return Funcs{UpdateFunc: func(oldObj, newObj metav1.Object) bool {
+		if oldObj == nil || newObj == nil {
+			return false
+		}
+		return changed(oldObj, newObj)
+	}}
+}
+
+// GenerationChanged passes updates that changed metadata.generation, which
+// the API server bumps on spec changes only: status writes and metadata-only
+// edits are dropped. Kinds that do not maintain a generation (it stays 0)
+// never pass an update.
+func GenerationChanged() Predicate {
+	return updateOnly(func(o, n metav1.Object) bool { return o.GetGeneration() != n.GetGeneration() })
+}
+
+// ResourceVersionChanged passes updates that changed metadata.resourceVersion,
+// which drops the informer's periodic resyncs (same object delivered again).
+func ResourceVersionChanged() Predicate {
+	return updateOnly(func(o, n metav1.Object) bool { return o.GetResourceVersion() != n.GetResourceVersion() })
+}
+
+// LabelChanged passes updates that changed the labels.
+func LabelChanged() Predicate {
+	return updateOnly(func(o, n metav1.Object) bool { return !maps.Equal(o.GetLabels(), n.GetLabels()) })
+}
+
+// AnnotationChanged passes updates that changed the annotations.
+func AnnotationChanged() Predicate {
+	return updateOnly(func(o, n metav1.Object) bool { return !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) })
+}
+
+// And passes an event that every predicate passes; with none it passes
+// everything.
+func And(predicates ...Predicate) Predicate { return and(predicates) }
+
+type and []Predicate
+
+func (a and) Create(obj metav1.Object) bool {
+	for _, p := range a {
+		if !p.Create(obj) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a and) Update(oldObj, newObj metav1.Object) bool {
+	for _, p := range a {
+		if !p.Update(oldObj, newObj) {
+			return false
+		}
+	}
+	return true
+}
+
+func (a and) Delete(obj metav1.Object) bool {
+	for _, p := range a {
+		if !p.Delete(obj) {
+			return false
+		}
+	}
+	return true
+}
+
+// Or passes an event that any predicate passes; with none it passes nothing.
+func Or(predicates ...Predicate) Predicate { return or(predicates) }
+
+type or []Predicate
+
+func (o or) Create(obj metav1.Object) bool {
+	for _, p := range o {
+		if p.Create(obj) {
+			return true
+		}
+	}
+	return false
+}
+
+func (o or) Update(oldObj, newObj metav1.Object) bool {
+	for _, p := range o {
+		if p.Update(oldObj, newObj) {
+			return true
+		}
+	}
+	return false
+}
+
+func (o or) Delete(obj metav1.Object) bool {
+	for _, p := range o {
+		if p.Delete(obj) {
+			return true
+		}
+	}
+	return false
+}
+
+// Not inverts p.
+func Not(p Predicate) Predicate { return not{p} }
+
+type not struct{ p Predicate }
+
+func (n not) Create(obj metav1.Object) bool            { return !n.p.Create(obj) }
+func (n not) Update(oldObj, newObj metav1.Object) bool { return !n.p.Update(oldObj, newObj) }
+func (n not) Delete(obj metav1.Object) bool            { return !n.p.Delete(obj) }

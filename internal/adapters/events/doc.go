@@ -1,0 +1,26 @@
+// Package events records Kubernetes Events (events.k8s.io/v1) for the
+// domain through ports.EventRecorder, with client-go's tools/events
+// broadcaster.
+//
+// # Why the broadcaster
+//
+// The broadcaster queues Events and writes them in the background, merges
+// repeats of the same Event into one object with a series count (so a hot
+// loop cannot flood etcd), and retries when the API server is briefly away.
+// A reconcile never waits for an Event and never fails because of one:
+// recording is best effort, as the port promises.
+//
+// # Scheme
+//
+// An Event names the object it regards by kind. For typed objects (whose
+// TypeMeta is usually empty) the kind comes from a scheme; the recorder
+// builds its own from client-go's built-in types plus
+// [Options.AddToScheme], never the global scheme.Scheme.
+//
+// # Lifecycle
+//
+// Start begins recording, Stop flushes the queue to the sink and stops.
+// Events recorded outside that window are dropped. The reporting controller
+// is "hexagonal-operator" and the reporting instance
+// "hexagonal-operator-<hostname>" (the Pod's name in a cluster).
+package events

@@ -1,0 +1,285 @@
+package health
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Defaults applied by [Options] fields left zero.
+const (
+	DefaultBindAddress = ":8081"
+	// DisabledBindAddress turns the server off.
+	DisabledBindAddress = "0"
+	// DefaultCheckTimeout is below the kubelet's default probe timeout (1s
+	// is the minimum it allows) so that a slow check is reported as such
+	// instead of the probe timing out without a word.
+	DefaultCheckTimeout = 800 * time.Millisecond
+)
+
+// Paths of the two probes.
+const (
+	LivenessPath  = "/healthz"
+	ReadinessPath = "/readyz"
+)
+
+const readHeaderTimeout = 10 * time.Second
+
+// Options configure the probe [Server]. The zero value is ready to use.
+type Options struct {
+	// BindAddress is host:port to listen on; empty means
+	// DefaultBindAddress, "0" disables the server, ":0" picks a free port.
+	BindAddress string
+	// CheckTimeout bounds each check; 0 means DefaultCheckTimeout.
+	CheckTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.BindAddress == "" {
+		o.BindAddress = DefaultBindAddress
+	}
+	if o.CheckTimeout <= 0 {
+		o.CheckTimeout = DefaultCheckTimeout
+	}
+	return o
+}
+
+// Server serves /healthz and /readyz over plain HTTP.
+type Server struct {
+	opts    Options
+	log     *zap.Logger
+	handler http.Handler
+
+	mu   sync.Mutex // guards what follows
+	srv  *http.Server
+	addr net.Addr
+	done chan struct{}
+}
+
+// New returns a server for the liveness and readiness checks. Names must be
+// unique within a probe, non-empty and without "/". It does no I/O.
+func New(opts Options, healthz, readyz []ports.HealthCheck, log *zap.Logger) (*Server, error) {
+	opts = opts.withDefaults()
+	if log == nil {
+		log = zap.NewNop()
+	}
+	if opts.BindAddress != DisabledBindAddress {
+		if _, _, err := net.SplitHostPort(opts.BindAddress); err != nil {
+			return nil, fmt.Errorf("health server: bind address %q: %w", opts.BindAddress, err)
+		}
+	}
+	mux := http.NewServeMux()
+	for _, p := range []struct {
+		path   string
+		checks []ports.HealthCheck
+	}{{LivenessPath, healthz}, {ReadinessPath, readyz}} {
+		pr, err := newProbe(strings.TrimPrefix(p.path, "/"), p.checks, opts.CheckTimeout, log)
+		if err != nil {
+			return nil, fmt.Errorf("health server: %s: %w", p.path, err)
+		}
+		mux.Handle(p.path, pr)
+		mux.Handle(p.path+"/", pr)
+	}
+	return &Server{opts: opts, log: log, handler: mux}, nil
+}
+
+// Handler serves both probes; it is what the server listens with.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Disabled reports whether the bind address turned the server off.
+func (s *Server) Disabled() bool { return s.opts.BindAddress == DisabledBindAddress }
+
+// Start listens (so a taken port fails Start) and serves in the background.
+func (s *Server) Start(context.Context) error {
+	if s.Disabled() {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		return errors.New("health server: already started")
+	}
+	ln, err := net.Listen("tcp", s.opts.BindAddress)
+	if err != nil {
+		return fmt.Errorf("health server: listen on %s: %w", s.opts.BindAddress, err)
+	}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: readHeaderTimeout, ErrorLog: zap.NewStdLog(s.log)}
+	s.srv, s.addr, s.done = srv, ln.Addr(), make(chan struct{})
+	go func(done chan struct{}) {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("health server stopped serving", zap.Error(err))
+		}
+	}(s.done)
+	s.log.Info("serving health probes", zap.String("address", s.addr.String()))
+	return nil
+}
+
+// Addr is the address the server listens on once started, nil before.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Stop finishes in-flight probes and closes the listener, or gives up when
+// ctx ends.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	srv, done := s.srv, s.done
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("health server: shutdown: %w", err)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("health server: shutdown: %w", ctx.Err())
+	}
+}
+
+// probe is one of /healthz or /readyz with its checks, answering as the
+// Kubernetes API server's probes do.
+type probe struct {
+	name    string
+	checks  []ports.HealthCheck
+	byName  map[string]ports.HealthCheck
+	timeout time.Duration
+	log     *zap.Logger
+}
+
+func newProbe(name string, checks []ports.HealthCheck, timeout time.Duration, log *zap.Logger) (*probe, error) {
+	p := &probe{name: name, byName: map[string]ports.HealthCheck{}, timeout: timeout, log: log}
+	for _, c := range checks {
+		if c == nil {
+			continue
+		}
+		n := c.Name()
+		switch {
+		case n == "" || strings.Contains(n, "/"):
+			return nil, fmt.Errorf("check name %q must be non-empty and without /", n)
+		case p.byName[n] != nil:
+			return nil, fmt.Errorf("two checks are called %q", n)
+		}
+		p.byName[n] = c
+		p.checks = append(p.checks, c)
+	}
+	slices.SortFunc(p.checks, func(a, b ports.HealthCheck) int { return strings.Compare(a.Name(), b.Name()) })
+	return p, nil
+}
+
+func (p *probe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	sub := strings.Trim(strings.TrimPrefix(r.URL.Path, "/"+p.name), "/")
+	if sub != "" {
+		p.serveOne(w, r, sub)
+		return
+	}
+	p.serveAll(w, r)
+}
+
+// serveOne answers /<probe>/<check>.
+func (p *probe) serveOne(w http.ResponseWriter, r *http.Request, name string) {
+	c, ok := p.byName[name]
+	if !ok {
+		http.Error(w, fmt.Sprintf("no %s check called %q", p.name, name), http.StatusNotFound)
+		return
+	}
+	if err := p.run(r.Context(), c); err != nil {
+		p.log.Info("health check failed", zap.String("probe", p.name), zap.String("check", name), zap.Error(err))
+		http.Error(w, fmt.Sprintf("internal server error: %v", err), http.StatusInternalServerError)
+		return
+	}
+	_, _ = fmt.Fprint(w, "ok")
+}
+
+// serveAll runs every check, concurrently, minus those named in ?exclude=.
+func (p *probe) serveAll(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	excluded := map[string]bool{}
+	for _, e := range q["exclude"] {
+		for n := range strings.SplitSeq(e, ",") {
+			excluded[strings.TrimSpace(n)] = true
+		}
+	}
+	errs := make([]error, len(p.checks))
+	var wg sync.WaitGroup
+	for i, c := range p.checks {
+		if excluded[c.Name()] {
+			continue
+		}
+		wg.Go(func() { errs[i] = p.run(r.Context(), c) })
+	}
+	wg.Wait()
+
+	var out bytes.Buffer
+	var failed []string
+	for i, c := range p.checks {
+		switch {
+		case excluded[c.Name()]:
+			fmt.Fprintf(&out, "[+]%s excluded: ok\n", c.Name())
+		case errs[i] != nil:
+			fmt.Fprintf(&out, "[-]%s failed: %v\n", c.Name(), errs[i])
+			failed = append(failed, c.Name())
+			p.log.Info("health check failed", zap.String("probe", p.name), zap.String("check", c.Name()), zap.Error(errs[i]))
+		default:
+			fmt.Fprintf(&out, "[+]%s ok\n", c.Name())
+		}
+	}
+	_, verbose := q["verbose"]
+	if len(failed) > 0 {
+		// Failures always list every check, so the kubelet's event says
+		// which one broke.
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = out.WriteTo(w)
+		_, _ = fmt.Fprintf(w, "%s check failed\n", p.name)
+		return
+	}
+	if !verbose {
+		_, _ = fmt.Fprint(w, "ok")
+		return
+	}
+	_, _ = out.WriteTo(w)
+	_, _ = fmt.Fprintf(w, "%s check passed\n", p.name)
+}
+
+// run runs c within the probe's timeout. A check that ignores its context
+// is abandoned (it finishes in the background) so a probe still answers in
+// time.
+func (p *probe) run(ctx context.Context, c ports.HealthCheck) error {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	res := make(chan error, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				res <- fmt.Errorf("panic: %v", v)
+			}
+		}()
+		res <- c.Check(ctx)
+	}()
+	select {
+	case err := <-res:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("timed out after %s", p.timeout)
+	}
+}

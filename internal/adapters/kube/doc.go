@@ -1,0 +1,29 @@
+// Package kube plugs the operator's writer ports into the Kubernetes API
+// through client-go.
+//
+// # Clients
+//
+// [NewClients] builds the three clients the operator needs from one
+// *rest.Config: a typed clientset (protobuf on the wire, since every type it
+// talks to is built in), a metadata-only client (for Pods, whose specs the
+// operator never reads) and a dynamic client (for the ChaosPod CRD). They share
+// one HTTP transport and one client-side rate limiter, so [Options.QPS] and
+// [Options.Burst] bound the whole process, not each client. Building them
+// does no I/O: a bad kubeconfig fails here, an unreachable server fails on
+// the first request.
+//
+// # Writers
+//
+// Each writer port has one file and one type here, for example
+// [ReplicaSetWriter] for ports.ReplicaSetLabeler. Writers patch rather than
+// update wherever the port promises that concurrent writes by others
+// survive, and identify themselves with the field manager [FieldManager] so
+// `kubectl get -o yaml --show-managed-fields` tells who wrote what.
+//
+// # Errors
+//
+// The domain never sees a Kubernetes API error: every writer passes its
+// errors through [TranslateError], which maps them onto the port errors
+// (ports.ErrNotFound, ports.ErrConflict, ...) and keeps the API server's
+// message for logs.
+package kube

@@ -1,0 +1,27 @@
+package kube
+
+import (
+	"go.uber.org/fx"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Module provides the clients and the writer ports. It consumes a
+// *rest.Config and an [Options] from the composition root, and provides
+// kubernetes.Interface, metadata.Interface, dynamic.Interface and
+// ports.ReplicaSetLabeler.
+var Module = fx.Module("kube",
+	fx.Provide(
+		fx.Private,
+		NewClients,
+	),
+	fx.Provide(
+		func(c *Clients) (kubernetes.Interface, metadata.Interface, dynamic.Interface) {
+			return c.Kubernetes, c.Metadata, c.Dynamic
+		},
+		fx.Annotate(NewReplicaSetWriter, fx.As(new(ports.ReplicaSetLabeler))),
+	),
+)

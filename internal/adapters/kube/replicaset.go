@@ -1,0 +1,53 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// FieldManager is the name the operator's writes are recorded under in
+// metadata.managedFields.
+const FieldManager = "hexagonal-operator"
+
+// ReplicaSetWriter writes ReplicaSets through the API server.
+type ReplicaSetWriter struct {
+	client kubernetes.Interface
+}
+
+var _ ports.ReplicaSetLabeler = (*ReplicaSetWriter)(nil)
+
+// NewReplicaSetWriter returns a writer using client.
+func NewReplicaSetWriter(client kubernetes.Interface) (*ReplicaSetWriter, error) {
+	if client == nil {
+		return nil, errors.New("replicaset writer: a kubernetes client is required")
+	}
+	return &ReplicaSetWriter{client: client}, nil
+}
+
+// SetReplicaSetLabels sets labels on the ReplicaSet key with a JSON merge
+// patch of metadata.labels. The patch carries no resourceVersion, so it
+// never conflicts: labels and fields that others wrote meanwhile survive,
+// and only the given keys change. An empty labels map writes nothing.
+func (w *ReplicaSetWriter) SetReplicaSetLabels(ctx context.Context, key types.NamespacedName, labels map[string]string) error {
+	if len(labels) == 0 {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})
+	if err != nil {
+		return fmt.Errorf("patch replicaset %s: encode labels: %w", key, err)
+	}
+	_, err = w.client.AppsV1().ReplicaSets(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch,
+		metav1.PatchOptions{FieldManager: FieldManager})
+	if err != nil {
+		return fmt.Errorf("patch replicaset %s: %w", key, TranslateError(err))
+	}
+	return nil
+}

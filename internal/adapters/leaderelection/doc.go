@@ -1,0 +1,30 @@
+// Package leaderelection decides which replica runs the controllers, with a
+// coordination.k8s.io/v1 Lease and client-go's leader elector, and offers
+// the answer as ports.LeaderElector.
+//
+// # How it behaves
+//
+// Every replica serves webhooks and keeps its caches warm; only the holder
+// of the Lease reconciles. The controller loop waits on Elected(), which is
+// closed when this replica acquires the Lease (at once when leader election
+// is disabled, the default for a single replica).
+//
+// Stop — on SIGTERM, after the controllers have stopped — releases the
+// Lease (client-go's ReleaseOnCancel), so a standby takes over within one
+// retry period instead of waiting out the lease duration.
+//
+// Losing the Lease any other way (the API server unreachable for longer
+// than the renew deadline) cannot be undone safely: another replica may
+// already be reconciling. The elector logs it once and calls
+// [Options.OnLost]; the fx Module's default shuts the application down with
+// exit code 1 and Kubernetes restarts the Pod as a standby, as
+// controller-runtime's manager does.
+//
+// # Observability
+//
+// leader_election_master_status{name="<lease>"} is 1 while leading, 0
+// otherwise, registered on the operator's own registry (client-go's
+// process-global leader-election metrics are not used). The elector is also
+// a liveness check: a leader that has not renewed its Lease for 20 s past
+// its duration is wedged.
+package leaderelection

@@ -1,0 +1,301 @@
+package leaderelection
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Defaults applied by [Options] fields left zero; they are client-go's and
+// controller-runtime's.
+const (
+	DefaultID            = "hexagonal-operator-leader"
+	DefaultLeaseDuration = 15 * time.Second
+	DefaultRenewDeadline = 10 * time.Second
+	DefaultRetryPeriod   = 2 * time.Second
+)
+
+// minLeaseDuration guards against a subtle split brain: the Lease stores
+// its duration in whole seconds and standbys notice renewals only when the
+// renew time's second changes, so a 1.5s lease is a 1s lease that a standby
+// may consider expired while the leader is renewing it.
+const minLeaseDuration = 2 * time.Second
+
+// healthTolerance is how long past its lease the leader may go without
+// renewing before /healthz fails, as in controller-runtime.
+const healthTolerance = 20 * time.Second
+
+// Options configure the [Elector].
+type Options struct {
+	// Enabled turns leader election on. Off, this replica leads at once.
+	Enabled bool
+	// ID names the Lease; empty means DefaultID.
+	ID string
+	// Namespace holds the Lease; required when Enabled.
+	Namespace string
+	// LeaseDuration, RenewDeadline and RetryPeriod have client-go's
+	// meaning; zero means the Default* values. They must satisfy
+	// LeaseDuration > RenewDeadline > RetryPeriod × 1.2, and LeaseDuration
+	// must be at least 2s (the Lease stores whole seconds).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Identity is this replica's name in the Lease; empty means
+	// "<hostname>_<random UUID>", unique across restarts.
+	Identity string
+	// OnLost is called (once, in its own goroutine) when leadership is
+	// lost other than by Stop: the controllers must stop at once, which
+	// in practice means the process exits. Nil only logs.
+	OnLost func()
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.ID == "" {
+		o.ID = DefaultID
+	}
+	if o.LeaseDuration == 0 {
+		o.LeaseDuration = DefaultLeaseDuration
+	}
+	if o.RenewDeadline == 0 {
+		o.RenewDeadline = DefaultRenewDeadline
+	}
+	if o.RetryPeriod == 0 {
+		o.RetryPeriod = DefaultRetryPeriod
+	}
+	if o.Identity == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return o, fmt.Errorf("leader election: identity: %w", err)
+		}
+		o.Identity = host + "_" + string(uuid.NewUUID())
+	}
+	return o, nil
+}
+
+func (o Options) validate() error {
+	switch {
+	case o.Namespace == "":
+		return errors.New("leader election: a namespace for the Lease is required")
+	case o.RetryPeriod <= 0 || o.RenewDeadline <= 0 || o.LeaseDuration <= 0:
+		return fmt.Errorf("leader election: lease duration (%s), renew deadline (%s) and retry period (%s) must be positive", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
+	case o.LeaseDuration < minLeaseDuration:
+		return fmt.Errorf("leader election: lease duration (%s) must be at least %s", o.LeaseDuration, minLeaseDuration)
+	case o.LeaseDuration <= o.RenewDeadline:
+		return fmt.Errorf("leader election: lease duration (%s) must be longer than the renew deadline (%s)", o.LeaseDuration, o.RenewDeadline)
+	case o.RenewDeadline <= time.Duration(leaderelection.JitterFactor*float64(o.RetryPeriod)):
+		return fmt.Errorf("leader election: renew deadline (%s) must be longer than the retry period (%s) times the jitter factor %.1f", o.RenewDeadline, o.RetryPeriod, leaderelection.JitterFactor)
+	}
+	return nil
+}
+
+// Elector holds a coordination.k8s.io/v1 Lease while this replica leads.
+type Elector struct {
+	opts    Options
+	log     *zap.Logger
+	elector *leaderelection.LeaderElector // nil when disabled
+	status  prometheus.Gauge              // nil when disabled
+
+	elected     chan struct{}
+	electedOnce sync.Once
+	lostOnce    sync.Once
+
+	mu       sync.Mutex // guards what follows
+	leading  bool
+	stopping bool
+	returned bool // the elector has returned; it never leads again
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the elector has returned (and released)
+}
+
+var (
+	_ ports.LeaderElector = (*Elector)(nil)
+	_ ports.HealthCheck   = (*Elector)(nil)
+)
+
+// New returns an elector for opts. With leader election disabled it is
+// elected from the start and touches nothing. It registers
+// leader_election_master_status{name} on reg (when enabled) and does no I/O.
+func New(client kubernetes.Interface, reg prometheus.Registerer, opts Options, log *zap.Logger) (*Elector, error) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	e := &Elector{log: log, elected: make(chan struct{})}
+	if !opts.Enabled {
+		e.opts = opts
+		close(e.elected)
+		return e, nil
+	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if client == nil {
+		return nil, errors.New("leader election: a Kubernetes client is required")
+	}
+	if reg == nil {
+		return nil, errors.New("leader election: a metrics registerer is required")
+	}
+	e.opts = opts
+	e.log = log.With(zap.String("lease", opts.Namespace+"/"+opts.ID), zap.String("identity", opts.Identity))
+
+	// Our own gauge, not client-go's leaderelection metrics provider, which
+	// is process-global; same name and label as controller-runtime's.
+	vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "leader_election_master_status",
+		Help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+	}, []string{"name"})
+	if err := reg.Register(vec); err != nil {
+		return nil, fmt.Errorf("leader election: register metrics: %w", err)
+	}
+	e.status = vec.WithLabelValues(opts.ID)
+	e.status.Set(0)
+
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Namespace: opts.Namespace, Name: opts.ID},
+		Client:     client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: opts.Identity},
+	}
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock:          lock,
+		Name:          opts.ID,
+		LeaseDuration: opts.LeaseDuration,
+		RenewDeadline: opts.RenewDeadline,
+		RetryPeriod:   opts.RetryPeriod,
+		// Stop must hand the Lease over at once, not make the next leader
+		// wait for it to expire. Safe because Stop runs after the
+		// controllers have stopped (fx stops in reverse start order).
+		ReleaseOnCancel: true,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: e.startedLeading,
+			OnStoppedLeading: e.stoppedLeading,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("leader election: %w", err)
+	}
+	e.elector = le
+	return e, nil
+}
+
+// Elected implements ports.LeaderElector.
+func (e *Elector) Elected() <-chan struct{} { return e.elected }
+
+// IsLeader reports whether this replica holds the Lease right now (always
+// true when disabled).
+func (e *Elector) IsLeader() bool {
+	if e.elector == nil {
+		return true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.leading
+}
+
+// Identity is this replica's name in the Lease (empty when disabled).
+func (e *Elector) Identity() string { return e.opts.Identity }
+
+// Name implements ports.HealthCheck.
+func (e *Elector) Name() string { return "leader-election" }
+
+// Check implements ports.HealthCheck for /healthz: it fails when this
+// replica leads but has not renewed its Lease for well past its duration,
+// which means it is wedged (a standby is always healthy).
+func (e *Elector) Check(context.Context) error {
+	if e.elector == nil {
+		return nil
+	}
+	return e.elector.Check(healthTolerance)
+}
+
+// Start campaigns for the Lease in the background.
+func (e *Elector) Start(context.Context) error {
+	if e.elector == nil {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done != nil {
+		return errors.New("leader election: already started")
+	}
+	// Not the start context: campaigning goes on until Stop.
+	ctx, cancel := context.WithCancel(context.Background())
+	e.cancel, e.done = cancel, make(chan struct{})
+	go func(done chan struct{}) {
+		defer close(done)
+		e.elector.Run(ctx)
+	}(e.done)
+	e.log.Info("campaigning for leadership")
+	return nil
+}
+
+// Stop stops campaigning and, when leading, releases the Lease so that a
+// standby takes over at its next retry. It returns when the Lease has been
+// released or ctx ends.
+func (e *Elector) Stop(ctx context.Context) error {
+	e.mu.Lock()
+	cancel, done := e.cancel, e.done
+	e.stopping = true
+	e.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("leader election: release lease: %w", ctx.Err())
+	}
+}
+
+func (e *Elector) startedLeading(context.Context) {
+	e.mu.Lock()
+	if e.returned {
+		// client-go calls this in its own goroutine, which may run after
+		// the elector has already returned; leadership is over by then.
+		e.mu.Unlock()
+		return
+	}
+	e.leading = true
+	e.mu.Unlock()
+	e.status.Set(1)
+	e.log.Info("became leader")
+	e.electedOnce.Do(func() { close(e.elected) })
+}
+
+// stoppedLeading is called whenever the elector returns: on Stop (leading
+// or not), or when it could not renew the Lease. The elector returns only
+// for those two reasons, so returning while not stopping means leadership
+// was acquired and lost.
+func (e *Elector) stoppedLeading() {
+	e.mu.Lock()
+	wasLeading, stopping := e.leading, e.stopping
+	e.leading, e.returned = false, true
+	e.mu.Unlock()
+	e.status.Set(0)
+	switch {
+	case stopping && wasLeading:
+		e.log.Info("released leadership")
+	case !stopping:
+		e.lostOnce.Do(func() {
+			e.log.Error("leadership lost", zap.Error(errors.New("the lease was not renewed within the renew deadline")))
+			if e.opts.OnLost != nil {
+				go e.opts.OnLost()
+			}
+		})
+	}
+}

@@ -1,0 +1,73 @@
+package logging
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+	"go.uber.org/zap"
+	"k8s.io/klog/v2"
+)
+
+// klog is global by nature: client-go logs through it, and klog.SetLogger
+// replaces a package variable that every logging goroutine reads without a
+// lock. Setting it while informers of another application (another test in
+// the same process) log would be a data race. So klog is pointed, once, at
+// a logr sink whose zap logger can be switched atomically, and each
+// application attaches its logger on start and detaches it on stop; the
+// last attached one receives klog's lines, and none means they are dropped.
+var (
+	klogOnce    sync.Once
+	klogTargets = &loggerStack{}
+)
+
+// loggerStack holds the attached loggers; the newest one is current.
+type loggerStack struct {
+	mu      sync.Mutex // serialises attach and detach
+	stack   []*zap.Logger
+	current atomic.Pointer[zap.Logger]
+}
+
+func (s *loggerStack) push(z *zap.Logger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stack = append(s.stack, z)
+	s.current.Store(z)
+}
+
+func (s *loggerStack) remove(z *zap.Logger) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.stack, z); i >= 0 {
+		s.stack = slices.Delete(s.stack, i, i+1)
+	}
+	if n := len(s.stack); n > 0 {
+		s.current.Store(s.stack[n-1])
+	} else {
+		s.current.Store(nil)
+	}
+}
+
+// RedirectKlog sends klog's output — client-go's informers, leader election,
+// event broadcaster and so on — to z, under the name "klog", until restore
+// is called. klog's verbosity then follows z's level: V(n) lines appear
+// when z is at level -n or lower (--zap-log-level=n).
+func RedirectKlog(z *zap.Logger) (restore func()) {
+	klogOnce.Do(func() {
+		sink := &zapSink{target: klogTargets.current.Load}
+		klog.SetLoggerWithOptions(logr.New(sink).WithName("klog"),
+			// Let klog.Background() and klog.FromContext return this logger
+			// itself, so V-levels are checked against zap's level.
+			klog.ContextualLogger(true),
+			klog.FlushLogger(func() {
+				if z := klogTargets.current.Load(); z != nil {
+					_ = z.Sync()
+				}
+			}),
+		)
+	})
+	klogTargets.push(z)
+	var once sync.Once
+	return func() { once.Do(func() { klogTargets.remove(z) }) }
+}

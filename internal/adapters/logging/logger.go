@@ -1,0 +1,107 @@
+package logging
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// Encoders accepted by [Options.Encoder].
+const (
+	EncoderJSON    = "json"
+	EncoderConsole = "console"
+)
+
+// Options are kubebuilder's --zap-* flags. The zero value is production
+// logging: JSON, info level, stack traces on errors.
+type Options struct {
+	// Level is "debug", "info", "warn", "error", or a verbosity n >= 0
+	// that enables logr's V(0)..V(n) (zap level -n), as kubebuilder's
+	// --zap-log-level. Empty means the mode's default: debug with Devel,
+	// info without.
+	Level string
+	// Encoder is "json" or "console"; empty means the mode's default:
+	// console with Devel, json without.
+	Encoder string
+	// Devel is kubebuilder's --zap-devel: console encoding, debug level,
+	// stack traces from warnings up, and DPanic panics. Explicit Level and
+	// Encoder still win.
+	Devel bool
+	// Output receives the log lines; nil means standard error.
+	Output io.Writer
+}
+
+// New builds the operator's logger. It returns an error naming the value
+// when Level or Encoder is not one it knows.
+func New(opts Options) (*zap.Logger, error) {
+	level, err := ParseLevel(opts.Level, opts.Devel)
+	if err != nil {
+		return nil, err
+	}
+	encoder := opts.Encoder
+	if encoder == "" {
+		encoder = EncoderJSON
+		if opts.Devel {
+			encoder = EncoderConsole
+		}
+	}
+	// The encoder config follows the encoding, not the mode: JSON keeps the
+	// keys log pipelines expect (ts, level, msg), console is for people.
+	var enc zapcore.Encoder
+	switch encoder {
+	case EncoderJSON:
+		cfg := zap.NewProductionEncoderConfig()
+		cfg.EncodeTime = zapcore.RFC3339TimeEncoder // controller-runtime's choice
+		enc = zapcore.NewJSONEncoder(cfg)
+	case EncoderConsole:
+		enc = zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
+	default:
+		return nil, fmt.Errorf("invalid log encoder %q: must be %s or %s", opts.Encoder, EncoderJSON, EncoderConsole)
+	}
+	var out zapcore.WriteSyncer = zapcore.Lock(os.Stderr)
+	if opts.Output != nil {
+		out = zapcore.Lock(zapcore.AddSync(opts.Output))
+	}
+	core := zapcore.NewCore(enc, out, zap.NewAtomicLevelAt(level))
+	zopts := []zap.Option{zap.AddCaller(), zap.ErrorOutput(out)}
+	if opts.Devel {
+		zopts = append(zopts, zap.Development(), zap.AddStacktrace(zapcore.WarnLevel))
+	} else {
+		zopts = append(zopts, zap.AddStacktrace(zapcore.ErrorLevel))
+		// As controller-runtime in production: a hot loop logging the same
+		// line cannot flood the output.
+		core = zapcore.NewSamplerWithOptions(core, time.Second, 100, 100)
+	}
+	return zap.New(core, zopts...), nil
+}
+
+// ParseLevel reads a --zap-log-level value; empty means debug when devel,
+// info otherwise. A verbosity above 127 is clamped: zap levels are int8.
+func ParseLevel(s string, devel bool) (zapcore.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "":
+		if devel {
+			return zapcore.DebugLevel, nil
+		}
+		return zapcore.InfoLevel, nil
+	case "debug":
+		return zapcore.DebugLevel, nil
+	case "info":
+		return zapcore.InfoLevel, nil
+	case "warn":
+		return zapcore.WarnLevel, nil
+	case "error":
+		return zapcore.ErrorLevel, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid log level %q: must be debug, info, warn, error or a non-negative integer verbosity", s)
+	}
+	return zapcore.Level(-min(n, 127)), nil
+}

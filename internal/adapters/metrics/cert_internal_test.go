@@ -1,0 +1,104 @@
+package metrics
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zaptest"
+)
+
+// writePair writes a fresh self-signed pair into dir and returns its leaf.
+func writePair(t *testing.T, dir string, mod time.Time) *x509.Certificate {
+	t.Helper()
+	cert, err := selfSignedCert(time.Now())
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	require.NoError(t, err)
+	certPath, keyPath := filepath.Join(dir, CertFileName), filepath.Join(dir, KeyFileName)
+	require.NoError(t, os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600))
+	require.NoError(t, os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	require.NoError(t, os.Chtimes(certPath, mod, mod))
+	require.NoError(t, os.Chtimes(keyPath, mod, mod))
+	return cert.Leaf
+}
+
+type fakeNow struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (f *fakeNow) now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
+func (f *fakeNow) add(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.t = f.t.Add(d)
+}
+
+func TestFileCertReloadsChangedFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base := time.Now().Add(-time.Hour)
+	first := writePair(t, dir, base)
+	clock := &fakeNow{t: time.Now()}
+	fc := newFileCert(dir, 10*time.Second, clock.now, zaptest.NewLogger(t))
+	require.NoError(t, fc.load())
+
+	served := func() *x509.Certificate {
+		c, err := fc.GetCertificate(&tls.ClientHelloInfo{})
+		require.NoError(t, err)
+		leaf, err := x509.ParseCertificate(c.Certificate[0])
+		require.NoError(t, err)
+		return leaf
+	}
+	assert.Equal(t, first.SerialNumber, served().SerialNumber)
+
+	second := writePair(t, dir, base.Add(time.Minute))
+	// Not looked at again before the check interval.
+	assert.Equal(t, first.SerialNumber, served().SerialNumber)
+	clock.add(11 * time.Second)
+	assert.Equal(t, second.SerialNumber, served().SerialNumber)
+
+	// A broken replacement keeps the last good pair.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, CertFileName), []byte("garbage"), 0o600))
+	clock.add(11 * time.Second)
+	assert.Equal(t, second.SerialNumber, served().SerialNumber)
+}
+
+func TestFileCertMissingFilesFailLoad(t *testing.T) {
+	t.Parallel()
+	fc := newFileCert(t.TempDir(), time.Second, time.Now, zaptest.NewLogger(t))
+	err := fc.load()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), CertFileName)
+}
+
+func TestTTLCache(t *testing.T) {
+	t.Parallel()
+	clock := &fakeNow{t: time.Now()}
+	c := newTTLCache[int](3, clock.now)
+	c.put("a", 1, time.Minute)
+	c.put("b", 2, time.Second)
+	v, ok := c.get("a")
+	assert.True(t, ok)
+	assert.Equal(t, 1, v)
+
+	clock.add(2 * time.Second)
+	_, ok = c.get("b")
+	assert.False(t, ok, "expired entry served")
+
+	for i, k := range []string{"c", "d", "e", "f"} {
+		c.put(k, i, time.Minute)
+	}
+	assert.LessOrEqual(t, c.len(), 3, "cache grew past its bound")
+	v, ok = c.get("f")
+	assert.True(t, ok, "newest entry evicted")
+	assert.Equal(t, 3, v)
+}

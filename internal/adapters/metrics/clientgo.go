@@ -1,0 +1,132 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	clientmetrics "k8s.io/client-go/tools/metrics"
+)
+
+// The one piece of global state in this package, and why it exists.
+//
+// client-go reports the outcome of every request through package variables
+// of k8s.io/client-go/tools/metrics, which metrics.Register sets exactly once
+// per process (later calls are ignored) and every REST client reads without
+// synchronisation. A process therefore gets a single client-go sink, while we
+// want each application — and there are several in one test binary — to
+// count its own requests on its own registry.
+//
+// So a fan-out is installed as that single sink, from init: at that point no
+// goroutine can be making requests yet, which is the only moment the
+// unsynchronised write inside metrics.Register is race-free. Each
+// [RESTClientMetrics] attaches its counter to the fan-out on Start and
+// detaches it on Stop. A process with two applications counts every request
+// on both registries (client-go does not say which client made a request);
+// with one application, as in production, the counts are exact.
+var (
+	restClientResults = &resultFanout{}
+	installOnce       sync.Once
+)
+
+func init() { installClientGoMetrics() }
+
+// installClientGoMetrics points client-go's request-result metric at the
+// fan-out. Idempotent.
+func installClientGoMetrics() {
+	installOnce.Do(func() {
+		clientmetrics.Register(clientmetrics.RegisterOpts{RequestResult: restClientResults})
+	})
+}
+
+// resultFanout forwards client-go's request results to every attached
+// counter. Attaching is rare and reading is on every request, so the list is
+// copied on write and read without a lock.
+type resultFanout struct {
+	mu      sync.Mutex // serialises writers of targets
+	targets atomic.Pointer[[]*prometheus.CounterVec]
+}
+
+var _ clientmetrics.ResultMetric = (*resultFanout)(nil)
+
+// Increment implements client-go's metrics.ResultMetric.
+func (f *resultFanout) Increment(_ context.Context, code, method, host string) {
+	targets := f.targets.Load()
+	if targets == nil {
+		return
+	}
+	for _, c := range *targets {
+		c.WithLabelValues(code, method, host).Inc()
+	}
+}
+
+func (f *resultFanout) attach(c *prometheus.CounterVec) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var next []*prometheus.CounterVec
+	if cur := f.targets.Load(); cur != nil {
+		if slices.Contains(*cur, c) {
+			return
+		}
+		next = slices.Clone(*cur)
+	}
+	next = append(next, c)
+	f.targets.Store(&next)
+}
+
+func (f *resultFanout) detach(c *prometheus.CounterVec) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur := f.targets.Load()
+	if cur == nil {
+		return
+	}
+	next := slices.DeleteFunc(slices.Clone(*cur), func(x *prometheus.CounterVec) bool { return x == c })
+	f.targets.Store(&next)
+}
+
+// RESTClientMetrics is client-go's rest_client_requests_total{code,method,host}
+// on one registry, under controller-runtime's name and help text so existing
+// dashboards work. It counts between Start and Stop.
+type RESTClientMetrics struct {
+	requests *prometheus.CounterVec
+}
+
+// NewRESTClientMetrics registers rest_client_requests_total on reg.
+func NewRESTClientMetrics(reg prometheus.Registerer) (*RESTClientMetrics, error) {
+	if reg == nil {
+		return nil, errors.New("rest client metrics: a registerer is required")
+	}
+	m := &RESTClientMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "rest_client_requests_total",
+			Help: "Number of HTTP requests, partitioned by status code, method, and host.",
+		}, []string{"code", "method", "host"}),
+	}
+	if err := reg.Register(m.requests); err != nil {
+		return nil, fmt.Errorf("rest client metrics: register: %w", err)
+	}
+	return m, nil
+}
+
+// Start attaches the counter to client-go's request results. It fails when
+// another package registered client-go's metrics first, since the counter
+// would then silently stay at zero.
+func (m *RESTClientMetrics) Start(context.Context) error {
+	installClientGoMetrics()
+	if clientmetrics.RequestResult != clientmetrics.ResultMetric(restClientResults) {
+		return errors.New("rest client metrics: client-go's request metrics were registered by another package, rest_client_requests_total would stay empty")
+	}
+	restClientResults.attach(m.requests)
+	return nil
+}
+
+// Stop detaches the counter; its values stay on the registry.
+func (m *RESTClientMetrics) Stop(context.Context) error {
+	restClientResults.detach(m.requests)
+	return nil
+}

@@ -1,0 +1,42 @@
+package metrics_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+	"go.uber.org/zap"
+
+	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
+)
+
+func TestModule(t *testing.T) {
+	t.Parallel()
+	var (
+		reg      *prometheus.Registry
+		r        prometheus.Registerer
+		g        prometheus.Gatherer
+		s        *metrics.Server
+		fromPort *metrics.RESTClientMetrics
+	)
+	app := fxtest.New(t,
+		metrics.Module,
+		fx.Supply(metrics.Options{BindAddress: "127.0.0.1:0"}, zap.NewNop()),
+		fx.Populate(&reg, &r, &g, &s, &fromPort),
+	)
+	app.RequireStart()
+	defer app.RequireStop()
+	assert.Same(t, reg, r)
+	assert.Same(t, reg, g)
+
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "operator_module_total", Help: "A test counter."})
+	require.NoError(t, r.Register(c))
+	c.Inc()
+	code, body, _ := get(t, http.DefaultClient, "http://"+s.Addr().String()+"/metrics", "")
+	assert.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "operator_module_total 1")
+}

@@ -1,0 +1,211 @@
+package metrics
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Defaults applied by [Options] fields left empty.
+const (
+	DefaultBindAddress = ":8443"
+	// DisabledBindAddress turns the server off, as with controller-runtime.
+	DisabledBindAddress = "0"
+	// MetricsPath is where the metrics are served.
+	MetricsPath = "/metrics"
+)
+
+const (
+	readHeaderTimeout = 10 * time.Second
+	certCheckInterval = 10 * time.Second
+)
+
+// Options configure the metrics [Server]. The zero value serves plain HTTP
+// on DefaultBindAddress; [DefaultOptions] is the secure default of the
+// operator's flags.
+type Options struct {
+	// BindAddress is host:port to listen on; empty means
+	// DefaultBindAddress, "0" disables the server, ":0" picks a free port.
+	BindAddress string
+	// Secure serves HTTPS and lets a request through only when its bearer
+	// token authenticates (TokenReview) and its user may get the path
+	// (SubjectAccessReview). It needs a kubernetes.Interface.
+	Secure bool
+	// CertDir holds tls.crt and tls.key for the secure server; they are
+	// re-read when they change. Empty means a self-signed certificate made
+	// in memory at Start.
+	CertDir string
+	// EnableHTTP2 also serves HTTP/2 in secure mode. It is off by default
+	// because of HTTP/2 rapid reset (CVE-2023-44487).
+	EnableHTTP2 bool
+}
+
+// DefaultOptions are the operator's defaults: HTTPS with authentication and
+// authorization on :8443.
+func DefaultOptions() Options {
+	return Options{BindAddress: DefaultBindAddress, Secure: true}
+}
+
+func (o Options) withDefaults() Options {
+	if o.BindAddress == "" {
+		o.BindAddress = DefaultBindAddress
+	}
+	return o
+}
+
+// Server serves the registry's metrics at /metrics.
+type Server struct {
+	opts     Options
+	gatherer prometheus.Gatherer
+	log      *zap.Logger
+	auth     *authFilter
+	now      func() time.Time
+
+	mu   sync.Mutex // guards what follows
+	srv  *http.Server
+	addr net.Addr
+	done chan struct{} // closed when the serving goroutine has returned
+}
+
+// New returns a server for gatherer; client is needed (and used) only in
+// secure mode. It does no I/O.
+func New(opts Options, gatherer prometheus.Gatherer, client kubernetes.Interface, log *zap.Logger) (*Server, error) {
+	opts = opts.withDefaults()
+	if gatherer == nil {
+		return nil, errors.New("metrics server: a gatherer is required")
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now}
+	if s.Disabled() {
+		return s, nil
+	}
+	if _, _, err := net.SplitHostPort(opts.BindAddress); err != nil {
+		return nil, fmt.Errorf("metrics server: bind address %q: %w", opts.BindAddress, err)
+	}
+	if opts.Secure {
+		if client == nil {
+			return nil, errors.New("metrics server: secure mode needs a Kubernetes client for TokenReview and SubjectAccessReview")
+		}
+		s.auth = newAuthFilter(client, log, s.now)
+	}
+	return s, nil
+}
+
+// Disabled reports whether the bind address turned the server off.
+func (s *Server) Disabled() bool { return s.opts.BindAddress == DisabledBindAddress }
+
+// Handler is the HTTP handler the server serves, authentication included in
+// secure mode.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle(MetricsPath, promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.HTTPErrorOnError,
+		ErrorLog:      zap.NewStdLog(s.log),
+	}))
+	if s.auth != nil {
+		return s.auth.wrap(mux)
+	}
+	return mux
+}
+
+// Start listens (so a taken port fails Start) and serves in the background.
+func (s *Server) Start(context.Context) error {
+	if s.Disabled() {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		return errors.New("metrics server: already started")
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ErrorLog:          zap.NewStdLog(s.log),
+		Protocols:         new(http.Protocols),
+	}
+	srv.Protocols.SetHTTP1(true)
+	if s.opts.Secure {
+		getCert, err := s.certificates()
+		if err != nil {
+			return err
+		}
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert}
+		srv.Protocols.SetHTTP2(s.opts.EnableHTTP2)
+	}
+	ln, err := net.Listen("tcp", s.opts.BindAddress)
+	if err != nil {
+		return fmt.Errorf("metrics server: listen on %s: %w", s.opts.BindAddress, err)
+	}
+	s.srv, s.addr, s.done = srv, ln.Addr(), make(chan struct{})
+	go func(done chan struct{}) {
+		defer close(done)
+		var err error
+		if s.opts.Secure {
+			err = srv.ServeTLS(ln, "", "")
+		} else {
+			err = srv.Serve(ln)
+		}
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("metrics server stopped serving", zap.Error(err))
+		}
+	}(s.done)
+	s.log.Info("serving metrics", zap.String("address", s.addr.String()), zap.Bool("secure", s.opts.Secure))
+	return nil
+}
+
+func (s *Server) certificates() (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
+	if s.opts.CertDir == "" {
+		cert, err := selfSignedCert(s.now())
+		if err != nil {
+			return nil, fmt.Errorf("metrics server: self-signed certificate: %w", err)
+		}
+		return func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert, nil }, nil
+	}
+	fc := newFileCert(s.opts.CertDir, certCheckInterval, s.now, s.log)
+	if err := fc.load(); err != nil {
+		return nil, fmt.Errorf("metrics server: %w", err)
+	}
+	return fc.GetCertificate, nil
+}
+
+// Addr is the address the server listens on once started (useful with
+// ":0"), nil before.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Stop finishes in-flight scrapes and closes the listener, or gives up
+// when ctx ends.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	srv, done := s.srv, s.done
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	if err := srv.Shutdown(ctx); err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("metrics server: shutdown: %w", err)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("metrics server: shutdown: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,141 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/adapters/clock"
+	"github.com/hexagonal-operator/operator/internal/adapters/controller"
+	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
+	"github.com/hexagonal-operator/operator/internal/adapters/events"
+	"github.com/hexagonal-operator/operator/internal/adapters/health"
+	"github.com/hexagonal-operator/operator/internal/adapters/kube"
+	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
+	"github.com/hexagonal-operator/operator/internal/adapters/logging"
+	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
+	"github.com/hexagonal-operator/operator/internal/config"
+	"github.com/hexagonal-operator/operator/internal/domain/replicaset"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// preflightTimeout bounds how long start-up waits for the API server before
+// giving up with an error naming it (SPEC: a clear failure within 30 s).
+const preflightTimeout = 20 * time.Second
+
+// New builds the operator's fx application for cfg. overrides come last, so
+// fx.Replace and fx.Decorate in them win over the defaults.
+func New(cfg config.Config, overrides ...fx.Option) *fx.App {
+	return fx.New(
+		Options(cfg),
+		logging.FxLogger,
+		fx.StartTimeout(preflightTimeout+10*time.Second),
+		fx.StopTimeout(cfg.ShutdownTimeout),
+		fx.Options(overrides...),
+	)
+}
+
+// Options are the operator's modules and wiring for cfg, without fx's own
+// settings: what New uses and what fx.ValidateApp checks.
+func Options(cfg config.Config) fx.Option {
+	return fx.Options(
+		fx.Supply(cfg),
+		fx.Provide(
+			restConfig,
+			func(c config.Config) logging.Options {
+				return logging.Options{Level: c.ZapLogLevel, Encoder: c.ZapEncoder, Devel: c.ZapDevel}
+			},
+			func() kube.Options {
+				// No client-side throttling: the API server's priority and
+				// fairness protects it, and a token bucket in front of it
+				// only delays the operator's converging.
+				return kube.Options{QPS: -1}
+			},
+			func(c config.Config) cache.Options { return cache.Options{Namespace: c.Namespace} },
+			func(c config.Config) metrics.Options {
+				return metrics.Options{BindAddress: c.MetricsBindAddress, Secure: c.MetricsSecure, EnableHTTP2: c.EnableHTTP2}
+			},
+			func(c config.Config) health.Options { return health.Options{BindAddress: c.HealthProbeBindAddress} },
+			func(c config.Config) leaderelection.Options {
+				return leaderelection.Options{
+					Enabled:       c.LeaderElect,
+					ID:            c.LeaderElectionID,
+					Namespace:     c.LeaderElectionNamespace,
+					LeaseDuration: c.LeaseDuration,
+					RenewDeadline: c.RenewDeadline,
+					RetryPeriod:   c.RetryPeriod,
+				}
+			},
+		),
+		fx.Invoke(preflight),
+		logging.Module,
+		metrics.Module,
+		health.Module,
+		kube.Module,
+		cache.Module,
+		events.Module,
+		leaderelection.Module,
+		clock.Module,
+		controller.Module,
+		controllers(cfg),
+	)
+}
+
+// controllers declares the controllers --controllers asks for.
+func controllers(cfg config.Config) fx.Option {
+	var opts []fx.Option
+	if cfg.Runs(config.ControllerReplicaSet) {
+		opts = append(opts,
+			fx.Provide(fx.Private, replicaset.New),
+			fx.Provide(fx.Annotate(newReplicaSetController,
+				fx.ParamTags(``, ``, ``, `name:"replicaset"`, `name:"pod"`),
+				fx.ResultTags(controller.GroupControllers))),
+		)
+	}
+	return fx.Module("controllers", opts...)
+}
+
+var replicaSetKind = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
+
+// newReplicaSetController watches ReplicaSets and the Pods they control.
+// ReplicaSet events for objects that already carry the label are dropped:
+// the reconcile would be a no-op, and the update caused by the operator's own
+// patch is the most common of them.
+func newReplicaSetController(cfg config.Config, d controller.Deps, r *replicaset.Reconciler, replicaSets, pods ports.Source) (*controller.Controller, error) {
+	needsLabel := predicate.ObjectFunc(func(o metav1.Object) bool { return replicaset.NeedsLabel(o.GetLabels()) })
+	return controller.NewBuilder(config.ControllerReplicaSet, d).
+		For(replicaSets, needsLabel).
+		Owns(pods, replicaSetKind).
+		Workers(cfg.ReplicaSetWorkers).
+		Complete(r)
+}
+
+func restConfig(c config.Config) (*rest.Config, error) {
+	return kube.LoadRESTConfig(c.Kubeconfig)
+}
+
+// preflight fails start-up, with the server's address, when the API server
+// cannot be reached; it runs before the servers and informers start.
+func preflight(lc fx.Lifecycle, cfg *rest.Config, log *zap.Logger) {
+	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+		defer cancel()
+		if err := kube.Preflight(ctx, cfg); err != nil {
+			return err
+		}
+		log.Info("api server reachable", zap.String("host", cfg.Host))
+		return nil
+	}})
+}
+
+// Describe is a one-line summary of what cfg runs, for the start-up log.
+func Describe(cfg config.Config) string {
+	return fmt.Sprintf("controllers=%v leaderElect=%t namespace=%q", cfg.Controllers, cfg.LeaderElect, cfg.Namespace)
+}
