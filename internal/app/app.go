@@ -21,7 +21,9 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
 	"github.com/hexagonal-operator/operator/internal/adapters/logging"
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
+	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
+	"github.com/hexagonal-operator/operator/internal/domain/admission"
 	"github.com/hexagonal-operator/operator/internal/domain/replicaset"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -63,6 +65,21 @@ func Options(cfg config.Config) fx.Option {
 				return metrics.Options{BindAddress: c.MetricsBindAddress, Secure: c.MetricsSecure, EnableHTTP2: c.EnableHTTP2}
 			},
 			func(c config.Config) health.Options { return health.Options{BindAddress: c.HealthProbeBindAddress} },
+			func(c config.Config) webhook.Options {
+				return webhook.Options{
+					Port:        c.WebhookPort,
+					CertMode:    c.WebhookCertMode,
+					CertDir:     c.WebhookCertDir,
+					EnableHTTP2: c.EnableHTTP2,
+					Self: webhook.SelfCertOptions{
+						Namespace:   c.OperatorNamespace,
+						SecretName:  c.WebhookCertSecret,
+						ServiceName: c.WebhookServiceName,
+					},
+				}
+			},
+			fx.Annotate(admission.NewPodAnnotator, fx.As(new(ports.PodMutator))),
+			fx.Annotate(admission.NewPodValidator, fx.As(new(ports.PodValidator))),
 			func(c config.Config) leaderelection.Options {
 				return leaderelection.Options{
 					Enabled:       c.LeaderElect,
@@ -79,6 +96,7 @@ func Options(cfg config.Config) fx.Option {
 		metrics.Module,
 		health.Module,
 		kube.Module,
+		webhook.Module,
 		cache.Module,
 		events.Module,
 		leaderelection.Module,

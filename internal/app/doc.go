@@ -14,7 +14,8 @@
 // # Start order
 //
 // fx runs OnStart hooks in dependency order: logging, the preflight check of
-// the API server, metrics and health servers, caches, the leader elector,
+// the API server, metrics and health servers, the webhook server (on every
+// replica), caches, the leader elector,
 // then controllers (which wait for cache sync and leadership before their
 // workers run). Stop runs in reverse within --shutdown-timeout.
 package app

@@ -56,6 +56,8 @@ type process struct {
 	Health string
 	// Metrics is the base URL of the plain-HTTP metrics endpoint.
 	Metrics string
+	// Webhook is the host:port of the webhook server.
+	Webhook string
 }
 
 type syncBuffer struct {
@@ -140,6 +142,7 @@ func runOperatorAgainst(t *testing.T, cp *controlplane.ControlPlane, extra ...st
 	p := startOperator(t, nil, args...)
 	p.Metrics = "http://127.0.0.1:" + strconv.Itoa(ports[1])
 	p.Health = "http://127.0.0.1:" + strconv.Itoa(ports[2])
+	p.Webhook = "127.0.0.1:" + strconv.Itoa(ports[0])
 	require.Eventually(t, func() bool {
 		select {
 		case <-p.exited:

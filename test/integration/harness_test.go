@@ -2,6 +2,8 @@ package integration_test
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -32,7 +34,12 @@ func TestMain(m *testing.M) {
 // control plane's kubeconfig, every server on a free port, plain metrics.
 func operatorConfig(t *testing.T, cp *controlplane.ControlPlane, args ...string) config.Config {
 	t.Helper()
+	certDir := t.TempDir()
+	_, err := cp.IssueServingCert(certDir)
+	require.NoError(t, err)
 	base := []string{
+		"--webhook-cert-dir=" + certDir,
+		"--webhook-port=" + strconv.Itoa(freePort(t)),
 		"--kubeconfig=" + cp.KubeconfigPath,
 		"--metrics-bind-address=127.0.0.1:0",
 		"--metrics-secure=false",
@@ -44,6 +51,14 @@ func operatorConfig(t *testing.T, cp *controlplane.ControlPlane, args ...string)
 	cfg, err := config.Parse(append(base, args...), func(string) string { return "" })
 	require.NoError(t, err)
 	return cfg
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 // running is a started operator application.

@@ -1,0 +1,261 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"gomodules.xyz/jsonpatch/v2"
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Admitter answers one admission request whose envelope the server has
+// already checked (a v1 AdmissionReview with a request and a UID). The
+// server sets the response's UID.
+type Admitter interface {
+	Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse
+}
+
+// Resource is what a hook serves: the kind of object in the request and the
+// resource it was sent for (the API server sends the version named in the
+// hook's rules, thanks to matchPolicy Equivalent).
+type Resource struct {
+	Kind     schema.GroupVersionKind
+	Resource schema.GroupVersionResource
+}
+
+// PodResource is core/v1 Pods (not their subresources).
+var PodResource = Resource{
+	Kind:     schema.GroupVersionKind{Version: "v1", Kind: "Pod"},
+	Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
+}
+
+// check refuses a request for anything else: its object cannot be decoded
+// as T, and answering it would mean the registration is wrong.
+func (r Resource) check(req *admissionv1.AdmissionRequest) error {
+	kind := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
+	res := schema.GroupVersionResource{Group: req.Resource.Group, Version: req.Resource.Version, Resource: req.Resource.Resource}
+	if kind != r.Kind || res != r.Resource || req.SubResource != "" {
+		got := res.String()
+		if req.SubResource != "" {
+			got += "/" + req.SubResource
+		}
+		return fmt.Errorf("this webhook serves %s (%s), not %s (%s)", r.Resource, r.Kind, got, kind)
+	}
+	return nil
+}
+
+// Mutating adapts a typed mutating rule to an Admitter. The answer carries
+// a minimal JSON patch from the object as received to the rule's copy.
+func Mutating[T any](res Resource, mutate func(context.Context, ports.AdmissionRequest[T]) (ports.Mutation[T], error)) Admitter {
+	return &mutating[T]{res: res, mutate: mutate}
+}
+
+// Validating adapts a typed validating rule to an Admitter.
+func Validating[T any](res Resource, validate func(context.Context, ports.AdmissionRequest[T]) (ports.Verdict, error)) Admitter {
+	return &validating[T]{res: res, validate: validate}
+}
+
+type mutating[T any] struct {
+	res    Resource
+	mutate func(context.Context, ports.AdmissionRequest[T]) (ports.Mutation[T], error)
+}
+
+func (m *mutating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	typed, err := decodeRequest[T](m.res, req)
+	if err != nil {
+		return errored(http.StatusBadRequest, err)
+	}
+	// The patch is computed between two encodings of the same Go type, not
+	// from the raw request: fields this build does not know and spellings
+	// the Go type normalises (quantities, empty maps) would otherwise show
+	// up as spurious "remove" and "replace" operations. Encoding before the
+	// rule runs also keeps the diff right if a rule broke its contract and
+	// changed the request's object in place.
+	var original []byte
+	if typed.Object != nil {
+		if original, err = json.Marshal(typed.Object); err != nil {
+			return errored(http.StatusInternalServerError, fmt.Errorf("encode %s: %w", m.res.Kind.Kind, err))
+		}
+	}
+	out, err := m.mutate(ctx, typed)
+	if err != nil {
+		return errored(http.StatusInternalServerError, err)
+	}
+	if !out.Allowed {
+		return denied(out.Verdict)
+	}
+	resp := &admissionv1.AdmissionResponse{Allowed: true, Warnings: out.Warnings}
+	if out.Object == nil || original == nil {
+		return resp
+	}
+	mutated, err := json.Marshal(out.Object)
+	if err != nil {
+		return errored(http.StatusInternalServerError, fmt.Errorf("encode mutated %s: %w", m.res.Kind.Kind, err))
+	}
+	ops, err := jsonpatch.CreatePatch(original, mutated)
+	if err != nil {
+		return errored(http.StatusInternalServerError, fmt.Errorf("compute patch: %w", err))
+	}
+	if len(ops) == 0 {
+		return resp
+	}
+	if !fitsRaw(ops, req.Object.Raw) {
+		// The Go type encodes something the raw object lacks (typically an
+		// empty struct of a custom resource) under a path the patch needs:
+		// fall back to diffing the raw object itself, which always applies.
+		if ops, err = jsonpatch.CreatePatch(req.Object.Raw, mutated); err != nil {
+			return errored(http.StatusInternalServerError, fmt.Errorf("compute patch: %w", err))
+		}
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return errored(http.StatusInternalServerError, fmt.Errorf("encode patch: %w", err))
+	}
+	pt := admissionv1.PatchTypeJSONPatch
+	resp.Patch, resp.PatchType = patch, &pt
+	return resp
+}
+
+type validating[T any] struct {
+	res      Resource
+	validate func(context.Context, ports.AdmissionRequest[T]) (ports.Verdict, error)
+}
+
+func (v *validating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	typed, err := decodeRequest[T](v.res, req)
+	if err != nil {
+		return errored(http.StatusBadRequest, err)
+	}
+	verdict, err := v.validate(ctx, typed)
+	if err != nil {
+		return errored(http.StatusInternalServerError, err)
+	}
+	if !verdict.Allowed {
+		return denied(verdict)
+	}
+	return &admissionv1.AdmissionResponse{Allowed: true, Warnings: verdict.Warnings}
+}
+
+// decodeRequest turns the wire request into the typed one the rules take.
+func decodeRequest[T any](res Resource, req *admissionv1.AdmissionRequest) (ports.AdmissionRequest[T], error) {
+	if err := res.check(req); err != nil {
+		return ports.AdmissionRequest[T]{}, err
+	}
+	out := ports.AdmissionRequest[T]{
+		Operation: ports.Operation(req.Operation),
+		Namespace: req.Namespace,
+		Name:      req.Name,
+		Username:  req.UserInfo.Username,
+		DryRun:    req.DryRun != nil && *req.DryRun,
+	}
+	var err error
+	if out.Object, err = decodeObject[T](req.Object.Raw, "object"); err != nil {
+		return out, err
+	}
+	if out.OldObject, err = decodeObject[T](req.OldObject.Raw, "oldObject"); err != nil {
+		return out, err
+	}
+	needsObject := req.Operation == admissionv1.Create || req.Operation == admissionv1.Update
+	if needsObject && out.Object == nil {
+		return out, fmt.Errorf("%s request without request.object", req.Operation)
+	}
+	return out, nil
+}
+
+func decodeObject[T any](raw []byte, field string) (*T, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	obj := new(T)
+	if err := json.Unmarshal(raw, obj); err != nil {
+		return nil, fmt.Errorf("decode request.%s: %w", field, err)
+	}
+	return obj, nil
+}
+
+// fitsRaw reports whether every operation finds its place in the raw
+// object: the parent of an "add", the target of anything else.
+func fitsRaw(ops []jsonpatch.Operation, raw []byte) bool {
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return false
+	}
+	for _, op := range ops {
+		tokens := pointerTokens(op.Path)
+		if op.Operation == "add" && len(tokens) > 0 {
+			tokens = tokens[:len(tokens)-1]
+		}
+		if !resolves(doc, tokens) {
+			return false
+		}
+	}
+	return true
+}
+
+// pointerTokens splits an RFC 6901 JSON pointer.
+func pointerTokens(path string) []string {
+	if path == "" {
+		return nil
+	}
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	for i, p := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
+	}
+	return parts
+}
+
+func resolves(doc any, tokens []string) bool {
+	for _, tok := range tokens {
+		switch v := doc.(type) {
+		case map[string]any:
+			next, ok := v[tok]
+			if !ok {
+				return false
+			}
+			doc = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v) {
+				return false
+			}
+			doc = v[i]
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func denied(v ports.Verdict) *admissionv1.AdmissionResponse {
+	return &admissionv1.AdmissionResponse{
+		Allowed:  false,
+		Warnings: v.Warnings,
+		Result: &metav1.Status{
+			Status:  metav1.StatusFailure,
+			Code:    http.StatusForbidden,
+			Reason:  metav1.StatusReasonForbidden,
+			Message: v.Message,
+		},
+	}
+}
+
+// errored answers a request that could not be decided. It is still a
+// well-formed review (so the API server shows the message), and denied.
+func errored(code int32, err error) *admissionv1.AdmissionResponse {
+	reason := metav1.StatusReasonInternalError
+	if code == http.StatusBadRequest {
+		reason = metav1.StatusReasonBadRequest
+	}
+	return &admissionv1.AdmissionResponse{
+		Allowed: false,
+		Result:  &metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: reason, Message: err.Error()},
+	}
+}

@@ -1,0 +1,170 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// CABundleTarget is an object whose clientConfig must trust the self-issued
+// CA. The webhook configurations are targets; the CRD's conversion webhook
+// will be one too (add a target built on a dynamic or apiextensions client,
+// and provide it to Module in the group "webhook-ca-targets").
+type CABundleTarget interface {
+	// String names the target in logs, e.g. "MutatingWebhookConfiguration/x".
+	String() string
+	// InjectCABundle makes the target trust bundle. It writes only when
+	// the bundle differs, reports a missing target as ports.ErrNotFound,
+	// and refuses with errStaleBundle to replace a bundle that trusts a CA
+	// newer than any in bundle: a replica that has not yet seen a rotation
+	// must not undo it.
+	InjectCABundle(ctx context.Context, bundle []byte) error
+}
+
+// errStaleBundle: the target already trusts a newer CA than ours.
+var errStaleBundle = errors.New("target trusts a newer CA than the bundle to write")
+
+// MutatingWebhookConfigurationTarget writes the bundle into every webhook
+// of the named MutatingWebhookConfiguration.
+func MutatingWebhookConfigurationTarget(client kubernetes.Interface, name string) CABundleTarget {
+	api := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	return &configTarget{
+		kind: "MutatingWebhookConfiguration",
+		name: name,
+		inject: func(ctx context.Context, bundle []byte) (bool, error) {
+			cfg, err := api.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			configs := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+			for i := range cfg.Webhooks {
+				configs[i] = &cfg.Webhooks[i].ClientConfig
+			}
+			changed, err := setBundles(configs, bundle)
+			if err != nil || !changed {
+				return false, err
+			}
+			_, err = api.Update(ctx, cfg, metav1.UpdateOptions{})
+			return true, err
+		},
+	}
+}
+
+// ValidatingWebhookConfigurationTarget writes the bundle into every webhook
+// of the named ValidatingWebhookConfiguration.
+func ValidatingWebhookConfigurationTarget(client kubernetes.Interface, name string) CABundleTarget {
+	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	return &configTarget{
+		kind: "ValidatingWebhookConfiguration",
+		name: name,
+		inject: func(ctx context.Context, bundle []byte) (bool, error) {
+			cfg, err := api.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			configs := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+			for i := range cfg.Webhooks {
+				configs[i] = &cfg.Webhooks[i].ClientConfig
+			}
+			changed, err := setBundles(configs, bundle)
+			if err != nil || !changed {
+				return false, err
+			}
+			_, err = api.Update(ctx, cfg, metav1.UpdateOptions{})
+			return true, err
+		},
+	}
+}
+
+type configTarget struct {
+	kind, name string
+	// inject reads, sets and (when changed) updates the object once.
+	inject func(ctx context.Context, bundle []byte) (bool, error)
+}
+
+func (t *configTarget) String() string { return t.kind + "/" + t.name }
+
+func (t *configTarget) InjectCABundle(ctx context.Context, bundle []byte) error {
+	for range conflictAttempts {
+		_, err := t.inject(ctx, bundle)
+		switch {
+		case err == nil:
+			return nil
+		case apierrors.IsConflict(err):
+			continue // changed since we read it: read again
+		case apierrors.IsNotFound(err):
+			return fmt.Errorf("%s: %w", t, ports.ErrNotFound)
+		case errors.Is(err, errStaleBundle):
+			return fmt.Errorf("%s: %w", t, err)
+		default:
+			return fmt.Errorf("write CA bundle into %s: %w", t, err)
+		}
+	}
+	return fmt.Errorf("write CA bundle into %s: still conflicting after %d attempts", t, conflictAttempts)
+}
+
+// setBundles sets bundle on every client config, reporting whether any
+// changed. It refuses when one already trusts a newer CA.
+func setBundles(configs []*admissionregistrationv1.WebhookClientConfig, bundle []byte) (bool, error) {
+	changed := false
+	for _, cc := range configs {
+		if bytes.Equal(cc.CABundle, bundle) {
+			continue
+		}
+		if newerCA(cc.CABundle, bundle) {
+			return false, errStaleBundle
+		}
+		cc.CABundle = append([]byte(nil), bundle...)
+		changed = true
+	}
+	return changed, nil
+}
+
+// newerCA reports whether current trusts one of our CAs that is newer than
+// every CA in ours and absent from it. Bundles that do not parse (empty, a
+// placeholder) and foreign CAs never count: those are simply replaced.
+func newerCA(current, ours []byte) bool {
+	have, err := parseCerts(current)
+	if err != nil {
+		return false
+	}
+	mine, err := parseCerts(ours)
+	if err != nil {
+		return false
+	}
+	newest := mine[0]
+	for _, c := range mine[1:] {
+		if c.NotBefore.After(newest.NotBefore) {
+			newest = c
+		}
+	}
+	for _, c := range have {
+		if ownCA(c) && c.NotBefore.After(newest.NotBefore) && !slices.ContainsFunc(mine, c.Equal) {
+			return true
+		}
+	}
+	return false
+}
+
+// caNamePrefix starts the common name of every CA that self mode issues.
+const caNamePrefix = "hexagonal-operator-webhook-ca@"
+
+func ownCA(c *x509.Certificate) bool {
+	return c.IsCA && strings.HasPrefix(c.Subject.CommonName, caNamePrefix)
+}
+
+func pemCert(c *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
+}

@@ -1,0 +1,189 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Names of the files in a certificate folder (the kubernetes.io/tls Secret
+// layout, and what cert-manager writes).
+const (
+	CertFileName = "tls.crt"
+	KeyFileName  = "tls.key"
+)
+
+// FileCertSource serves tls.crt/tls.key from a folder and reloads them when
+// their content changes, without a restart: every new TLS handshake picks
+// up the current pair, connections already open keep theirs.
+//
+// It polls file contents rather than watching for events: a mounted Secret
+// changes by swapping a symlink, which content hashing follows for free, and
+// a pair caught half-written is simply retried on the next tick.
+type FileCertSource struct {
+	dir      string
+	interval time.Duration
+	log      *zap.Logger
+
+	cert atomic.Pointer[tls.Certificate]
+
+	mu       sync.Mutex
+	lastSeen [sha256.Size]byte // of the last content tried, loaded or not
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+var _ ports.CertSource = (*FileCertSource)(nil)
+
+// NewFileCertSource returns a source for dir, re-read every interval
+// (DefaultCertPollInterval when 0). It reads nothing until Start.
+func NewFileCertSource(dir string, interval time.Duration, logger *zap.Logger) (*FileCertSource, error) {
+	if dir == "" {
+		return nil, errors.New("webhook certificate: no certificate folder")
+	}
+	if logger == nil {
+		return nil, errors.New("webhook certificate: logger is required")
+	}
+	if interval == 0 {
+		interval = DefaultCertPollInterval
+	}
+	if interval < 0 {
+		return nil, errors.New("webhook certificate: negative poll interval")
+	}
+	return &FileCertSource{dir: dir, interval: interval, log: logger}, nil
+}
+
+// Start loads the pair, failing when it is missing or invalid, and then
+// watches for changes in the background.
+func (s *FileCertSource) Start(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done != nil {
+		return errors.New("webhook certificate: source already started")
+	}
+	if _, err := s.reloadLocked(); err != nil {
+		return fmt.Errorf("webhook certificate: %w", err)
+	}
+	s.logLoaded()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel, s.done = cancel, make(chan struct{})
+	go s.poll(ctx, s.done)
+	return nil
+}
+
+// Stop ends the background watch.
+func (s *FileCertSource) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	cancel, done := s.cancel, s.done
+	s.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop webhook certificate watch: %w", ctx.Err())
+	}
+}
+
+// GetCertificate returns the current pair.
+func (s *FileCertSource) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if c := s.cert.Load(); c != nil {
+		return c, nil
+	}
+	return nil, fmt.Errorf("no certificate loaded from %s", s.dir)
+}
+
+func (s *FileCertSource) poll(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(s.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		changed, err := s.reloadLocked()
+		s.mu.Unlock()
+		switch {
+		case err != nil:
+			// Logged once per content: the next change is retried, the
+			// current certificate keeps being served meanwhile.
+			s.log.Info("webhook certificate reload failed, serving the previous one", zap.String("dir", s.dir), zap.Error(err))
+		case changed:
+			s.logLoaded()
+		}
+	}
+}
+
+// reloadLocked reads the pair and swaps it in when its content changed. It
+// returns an error only for content not tried before.
+func (s *FileCertSource) reloadLocked() (bool, error) {
+	certPath, keyPath := filepath.Join(s.dir, CertFileName), filepath.Join(s.dir, KeyFileName)
+	certPEM, err := os.ReadFile(certPath)
+	if err != nil {
+		return false, s.seen(err, []byte(err.Error()))
+	}
+	keyPEM, err := os.ReadFile(keyPath)
+	if err != nil {
+		return false, s.seen(err, []byte(err.Error()))
+	}
+	sum := sha256.Sum256(bytes.Join([][]byte{certPEM, keyPEM}, []byte{0}))
+	if sum == s.lastSeen && s.cert.Load() != nil {
+		return false, nil
+	}
+	pair, err := parsePair(certPEM, keyPEM)
+	if err != nil {
+		return false, s.seen(fmt.Errorf("%s and %s: %w", certPath, keyPath, err), bytes.Join([][]byte{certPEM, keyPEM}, []byte{0}))
+	}
+	s.lastSeen = sum
+	s.cert.Store(pair)
+	return true, nil
+}
+
+// seen remembers a failed attempt so that the same failure is reported once.
+func (s *FileCertSource) seen(err error, content []byte) error {
+	sum := sha256.Sum256(content)
+	if sum == s.lastSeen && s.cert.Load() != nil {
+		return nil
+	}
+	s.lastSeen = sum
+	return err
+}
+
+func (s *FileCertSource) logLoaded() {
+	if c := s.cert.Load(); c != nil && c.Leaf != nil {
+		s.log.Info("webhook certificate loaded", zap.String("dir", s.dir), zap.Strings("dnsNames", c.Leaf.DNSNames), zap.Time("notAfter", c.Leaf.NotAfter))
+	}
+}
+
+// parsePair loads a key pair and its leaf, which readiness and logs use.
+func parsePair(certPEM, keyPEM []byte) (*tls.Certificate, error) {
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	if pair.Leaf == nil {
+		if pair.Leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
+			return nil, fmt.Errorf("parse certificate: %w", err)
+		}
+	}
+	return &pair, nil
+}

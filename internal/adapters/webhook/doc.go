@@ -1,0 +1,64 @@
+// Package webhook is the driving adapter that serves admission webhooks over
+// HTTPS: it turns AdmissionReviews into typed calls on the domain's
+// admission ports and their answers back into reviews.
+//
+// # Registration
+//
+// One table of [Hook] values says, per webhook, its path, what answers it
+// ([Admitter], built from a typed rule with [Mutating] or [Validating]), and
+// how the API server should call it: rules, failure policy, match policy,
+// side effects, timeout and selectors. [PodHooks] is the table of the Pod
+// webhooks. The server mounts every row; [MutatingWebhookConfiguration] and
+// [ValidatingWebhookConfiguration] render the same rows as manifests, and a
+// test holds config/webhook to them, so code and YAML cannot drift.
+//
+// # Requests
+//
+// Only POSTed JSON admission.k8s.io/v1 AdmissionReviews with a request and a
+// UID are admitted to the rules; anything else gets an HTTP client error
+// that says what was wrong (405, 415, 400, 413 above
+// Options.MaxRequestBytes). A request for a kind, version, resource or
+// subresource the hook does not serve is denied with the request's UID. A
+// rule that errors is a denial with code 500; a rule that panics is an HTTP
+// 500, logged with its stack, and the server carries on.
+//
+// A mutation is answered with a minimal JSON patch (gomodules.xyz/jsonpatch)
+// between the Go encodings of the received object and of the rule's copy, so
+// fields this build does not know and spellings the Go types normalise are
+// never touched; when the raw object lacks a parent that the patch needs, the
+// patch is computed from the raw object instead. Warnings pass through.
+//
+// Every request is measured with controller-runtime's metric names
+// (controller_runtime_webhook_requests_total{webhook,code},
+// controller_runtime_webhook_latency_seconds{webhook},
+// controller_runtime_webhook_requests_in_flight{webhook}; webhook is the
+// path) and logged on one line: debug when allowed, info when denied or
+// refused, error on internal errors.
+//
+// # Transport
+//
+// HTTPS only, TLS 1.2 or later, HTTP/1.1 unless Options.EnableHTTP2, with
+// header, read, write and idle timeouts. [Server.Start] binds synchronously
+// (a bind error is returned) and serves in the background; [Server.Stop]
+// lets requests in flight finish within its context. [Server.ReadinessCheck]
+// passes only once the server completes a TLS handshake on its own port
+// with a certificate valid now.
+//
+// # Certificates
+//
+// The server asks a ports.CertSource on every handshake, so certificates
+// change without a restart and without touching open connections:
+//
+//   - [FileCertSource] (mode "external") serves tls.crt and tls.key from a
+//     folder (a mounted Secret, cert-manager) and re-reads them every few
+//     seconds, swapping in a pair whose content changed and is valid; start
+//     fails when the pair is missing or invalid.
+//   - [SelfCertSource] (mode "self") issues its own CA and serving
+//     certificate, keeps them in a Secret shared by all replicas with
+//     optimistic concurrency, rotates both before expiry without a moment of
+//     distrust, and writes the CA bundle into every [CABundleTarget] (the
+//     operator's webhook configurations; the CRD conversion config is the
+//     next target).
+//
+// [Module] wires all of it for fx.
+package webhook

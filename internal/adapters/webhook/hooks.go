@@ -1,0 +1,237 @@
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// HookType says which webhook configuration a hook belongs in.
+type HookType string
+
+// Hook types.
+const (
+	MutatingHook   HookType = "Mutating"
+	ValidatingHook HookType = "Validating"
+)
+
+// Hook is one row of the registration table: where a webhook is served, what
+// answers it, and how the API server should call it. The server mounts
+// Admitter at Path; the same row renders the webhook's entry in the
+// Mutating/ValidatingWebhookConfiguration, and a test holds the YAML in
+// config/webhook to it, so code and manifests cannot drift.
+type Hook struct {
+	// Name is the webhook's name in its configuration (a qualified name,
+	// unique within the configuration).
+	Name string
+	// Path is the URL path; it is also the `webhook` metric label.
+	Path     string
+	Type     HookType
+	Admitter Admitter
+
+	// Rules say which operations on which resources are sent.
+	Rules         []admissionregistrationv1.RuleWithOperations
+	FailurePolicy admissionregistrationv1.FailurePolicyType
+	MatchPolicy   admissionregistrationv1.MatchPolicyType
+	SideEffects   admissionregistrationv1.SideEffectClass
+	// TimeoutSeconds is how long the API server waits; the rule's context
+	// gets the same deadline.
+	TimeoutSeconds    int32
+	NamespaceSelector *metav1.LabelSelector
+	ObjectSelector    *metav1.LabelSelector
+	// ReinvocationPolicy applies to mutating hooks only.
+	ReinvocationPolicy admissionregistrationv1.ReinvocationPolicyType
+}
+
+// Paths of the Pod hooks (SPEC §1.1).
+const (
+	PodMutatePath   = "/mutate--v1-pod"
+	PodValidatePath = "/validate--v1-pod"
+)
+
+// OperatorNamespace is where config/default deploys the operator.
+const OperatorNamespace = "hexagonal-operator-system"
+
+// ExcludedNamespaces never reach the Pod hooks: the cluster's own
+// namespaces, and the operator's, so the operator can always start even
+// when its webhook cannot answer (no chicken and egg). The names are
+// literal because kustomize does not rewrite selector values.
+func ExcludedNamespaces() []string {
+	return []string{"kube-system", "kube-public", "kube-node-lease", OperatorNamespace}
+}
+
+// exceptExcluded selects every namespace but ExcludedNamespaces, by the
+// label the API server puts on every namespace.
+func exceptExcluded() *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key:      "kubernetes.io/metadata.name",
+		Operator: metav1.LabelSelectorOpNotIn,
+		Values:   ExcludedNamespaces(),
+	}}}
+}
+
+func podRules() []admissionregistrationv1.RuleWithOperations {
+	scope := admissionregistrationv1.NamespacedScope
+	return []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule: admissionregistrationv1.Rule{
+			APIGroups:   []string{""},
+			APIVersions: []string{"v1"},
+			Resources:   []string{"pods"},
+			Scope:       &scope,
+		},
+	}}
+}
+
+// PodHooks is the registration table of the Pod webhooks.
+//
+// Both fail closed (failurePolicy Fail): the validator denies a Pod without
+// the annotation, so if the mutator were skipped on failure the Pod would be
+// denied anyway, with a misleading message; failing says what happened.
+// The namespace selector keeps the blast radius of an unavailable webhook
+// to user namespaces. The mutator is re-invoked if a later mutating webhook
+// changes the Pod (setting the annotation is idempotent), so a webhook that
+// drops annotations does not make the validator deny.
+func PodHooks(mutator ports.PodMutator, validator ports.PodValidator) []Hook {
+	return []Hook{
+		{
+			Name:               "pod-annotator.hexagonal-operator.io",
+			Path:               PodMutatePath,
+			Type:               MutatingHook,
+			Admitter:           Mutating(PodResource, mutator.MutatePod),
+			Rules:              podRules(),
+			FailurePolicy:      admissionregistrationv1.Fail,
+			MatchPolicy:        admissionregistrationv1.Equivalent,
+			SideEffects:        admissionregistrationv1.SideEffectClassNone,
+			TimeoutSeconds:     10,
+			NamespaceSelector:  exceptExcluded(),
+			ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
+		},
+		{
+			Name:              "pod-validator.hexagonal-operator.io",
+			Path:              PodValidatePath,
+			Type:              ValidatingHook,
+			Admitter:          Validating(PodResource, validator.ValidatePod),
+			Rules:             podRules(),
+			FailurePolicy:     admissionregistrationv1.Fail,
+			MatchPolicy:       admissionregistrationv1.Equivalent,
+			SideEffects:       admissionregistrationv1.SideEffectClassNone,
+			TimeoutSeconds:    10,
+			NamespaceSelector: exceptExcluded(),
+		},
+	}
+}
+
+func validateHooks(hooks []Hook) error {
+	var errs []error
+	paths := map[string]bool{}
+	names := map[HookType]map[string]bool{MutatingHook: {}, ValidatingHook: {}}
+	for i, h := range hooks {
+		what := fmt.Sprintf("hook %d (%s)", i, h.Path)
+		switch {
+		case !strings.HasPrefix(h.Path, "/"):
+			errs = append(errs, fmt.Errorf("%s: path must start with /", what))
+		case paths[h.Path]:
+			errs = append(errs, fmt.Errorf("%s: path served twice", what))
+		}
+		paths[h.Path] = true
+		if h.Admitter == nil {
+			errs = append(errs, fmt.Errorf("%s: no admitter", what))
+		}
+		seen, ok := names[h.Type]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("%s: type %q (want %s or %s)", what, h.Type, MutatingHook, ValidatingHook))
+		case h.Name == "" || seen[h.Name]:
+			errs = append(errs, fmt.Errorf("%s: name %q empty or used twice", what, h.Name))
+		default:
+			seen[h.Name] = true
+		}
+		if h.TimeoutSeconds < 1 || h.TimeoutSeconds > 30 {
+			errs = append(errs, fmt.Errorf("%s: timeoutSeconds %d outside 1..30", what, h.TimeoutSeconds))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ServiceRef is the Service through which the API server reaches the
+// server in a cluster.
+type ServiceRef struct {
+	Namespace, Name string
+	// Port of the Service; 0 leaves it out (the API server uses 443).
+	Port int32
+}
+
+func (s ServiceRef) clientConfig(path string) admissionregistrationv1.WebhookClientConfig {
+	ref := &admissionregistrationv1.ServiceReference{Namespace: s.Namespace, Name: s.Name, Path: &path}
+	if s.Port != 0 {
+		ref.Port = &s.Port
+	}
+	return admissionregistrationv1.WebhookClientConfig{Service: ref}
+}
+
+// MutatingWebhookConfiguration renders the mutating rows of hooks.
+func MutatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *admissionregistrationv1.MutatingWebhookConfiguration {
+	out := &admissionregistrationv1.MutatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+	}
+	for _, h := range hooks {
+		if h.Type != MutatingHook {
+			continue
+		}
+		out.Webhooks = append(out.Webhooks, admissionregistrationv1.MutatingWebhook{
+			Name:                    h.Name,
+			ClientConfig:            svc.clientConfig(h.Path),
+			Rules:                   h.Rules,
+			FailurePolicy:           ptrOrNil(h.FailurePolicy),
+			MatchPolicy:             ptrOrNil(h.MatchPolicy),
+			NamespaceSelector:       h.NamespaceSelector,
+			ObjectSelector:          h.ObjectSelector,
+			SideEffects:             ptrOrNil(h.SideEffects),
+			TimeoutSeconds:          ptrOrNil(h.TimeoutSeconds),
+			AdmissionReviewVersions: []string{"v1"},
+			ReinvocationPolicy:      ptrOrNil(h.ReinvocationPolicy),
+		})
+	}
+	return out
+}
+
+// ValidatingWebhookConfiguration renders the validating rows of hooks.
+func ValidatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	out := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+	}
+	for _, h := range hooks {
+		if h.Type != ValidatingHook {
+			continue
+		}
+		out.Webhooks = append(out.Webhooks, admissionregistrationv1.ValidatingWebhook{
+			Name:                    h.Name,
+			ClientConfig:            svc.clientConfig(h.Path),
+			Rules:                   h.Rules,
+			FailurePolicy:           ptrOrNil(h.FailurePolicy),
+			MatchPolicy:             ptrOrNil(h.MatchPolicy),
+			NamespaceSelector:       h.NamespaceSelector,
+			ObjectSelector:          h.ObjectSelector,
+			SideEffects:             ptrOrNil(h.SideEffects),
+			TimeoutSeconds:          ptrOrNil(h.TimeoutSeconds),
+			AdmissionReviewVersions: []string{"v1"},
+		})
+	}
+	return out
+}
+
+func ptrOrNil[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
+}

@@ -1,0 +1,90 @@
+package webhook
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Module serves the admission webhooks.
+//
+// It consumes Options, *zap.Logger, prometheus.Registerer, the domain's
+// ports.PodMutator and ports.PodValidator and, in self mode only, a
+// kubernetes.Interface. It provides:
+//   - ports.CertSource: files (external mode) or self-issued certificates,
+//     started before the server and stopped after it;
+//   - the Pod hooks into the value group "webhooks" (more hook tables, like
+//     ChaosPod's, join the same group);
+//   - *Server, started and stopped with the application;
+//   - the server's readiness ports.HealthCheck into the group "readyz";
+//   - extra CABundleTarget values are taken from the group
+//     "webhook-ca-targets" (the CRD's conversion config, later).
+var Module = fx.Module("webhook",
+	fx.Provide(
+		newCertSource,
+		fx.Annotate(PodHooks, fx.ResultTags(`group:"webhooks,flatten"`)),
+		newServer,
+		fx.Annotate((*Server).ReadinessCheck, fx.ResultTags(`group:"readyz"`)),
+	),
+	fx.Invoke(func(*Server) {}),
+)
+
+type certSourceParams struct {
+	fx.In
+	Lifecycle fx.Lifecycle
+	Options   Options
+	Logger    *zap.Logger
+	Client    kubernetes.Interface `optional:"true"`
+	Targets   []CABundleTarget     `group:"webhook-ca-targets"`
+}
+
+func newCertSource(p certSourceParams) (ports.CertSource, error) {
+	opts := p.Options.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("webhook options: %w", err)
+	}
+	log := p.Logger.Named("webhook")
+	switch opts.CertMode {
+	case CertModeSelf:
+		if p.Client == nil {
+			return nil, fmt.Errorf("webhook certificate mode %q needs a Kubernetes client", CertModeSelf)
+		}
+		s, err := NewSelfCertSource(opts.Self, p.Client, log, p.Targets...)
+		if err != nil {
+			return nil, err
+		}
+		p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
+		return s, nil
+	default:
+		s, err := NewFileCertSource(opts.CertDir, opts.CertPollInterval, log)
+		if err != nil {
+			return nil, err
+		}
+		p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
+		return s, nil
+	}
+}
+
+type serverParams struct {
+	fx.In
+	Lifecycle  fx.Lifecycle
+	Options    Options
+	Certs      ports.CertSource
+	Hooks      []Hook `group:"webhooks"`
+	Registerer prometheus.Registerer
+	Logger     *zap.Logger
+}
+
+func newServer(p serverParams) (*Server, error) {
+	s, err := New(p.Options, p.Certs, p.Hooks, p.Registerer, p.Logger.Named("webhook"))
+	if err != nil {
+		return nil, err
+	}
+	p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
+	return s, nil
+}

@@ -1,0 +1,106 @@
+package webhook_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+	"go.uber.org/zap"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/domain/admission"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+type readyChecks struct {
+	fx.In
+	Checks []ports.HealthCheck `group:"readyz"`
+}
+
+// graph supplies what the composition root gives the module.
+func graph(opts webhook.Options, extra ...fx.Option) []fx.Option {
+	return append([]fx.Option{
+		webhook.Module,
+		fx.Supply(opts, zap.NewNop()),
+		fx.Provide(
+			func() prometheus.Registerer { return prometheus.NewRegistry() },
+			fx.Annotate(admission.NewPodAnnotator, fx.As(new(ports.PodMutator))),
+			fx.Annotate(admission.NewPodValidator, fx.As(new(ports.PodValidator))),
+		),
+		fx.NopLogger,
+	}, extra...)
+}
+
+func TestModuleValidates(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, fx.ValidateApp(graph(webhook.Options{})...))
+}
+
+func TestModuleServesAndReportsReadiness(t *testing.T) {
+	t.Parallel()
+	ca, err := webhook.NewTestCA()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	writePair(t, dir, issue(t, ca, time.Hour))
+	var (
+		srv   *webhook.Server
+		ready readyChecks
+	)
+	app := fxtest.New(t, graph(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort, CertDir: dir}, fx.Populate(&srv, &ready))...)
+	require.Len(t, ready.Checks, 1)
+	assert.Equal(t, "webhook", ready.Checks[0].Name())
+	require.Error(t, ready.Checks[0].Check(context.Background()), "not ready before start")
+
+	app.RequireStart()
+	require.NoError(t, ready.Checks[0].Check(context.Background()))
+	f := &fixture{server: srv, ca: ca, client: newClient(ca), base: "https://" + srv.Addr().String()}
+	defer f.client.CloseIdleConnections()
+	got := f.admit(t, webhook.PodMutatePath, podReview(t, "fx", admissionv1.Create, testPod(nil), nil))
+	assert.True(t, got.Allowed)
+	assert.NotEmpty(t, got.Patch)
+	app.RequireStop()
+	require.Error(t, ready.Checks[0].Check(context.Background()), "not ready after stop")
+}
+
+func TestModuleStartFailsWithoutCertificate(t *testing.T) {
+	t.Parallel()
+	app := fx.New(graph(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort, CertDir: t.TempDir()})...)
+	require.NoError(t, app.Err())
+	err := app.Start(context.Background())
+	require.ErrorContains(t, err, "webhook certificate: open ")
+	require.ErrorContains(t, err, "tls.crt: no such file or directory")
+}
+
+func TestModuleSelfMode(t *testing.T) {
+	t.Parallel()
+	opts := webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort, CertMode: webhook.CertModeSelf, Self: selfOptions()}
+	t.Run("needs a client", func(t *testing.T) {
+		t.Parallel()
+		app := fx.New(graph(opts)...)
+		require.ErrorContains(t, app.Err(), "needs a Kubernetes client")
+	})
+	t.Run("serves a self-issued certificate", func(t *testing.T) {
+		t.Parallel()
+		cs := fake.NewClientset()
+		createWebhookConfigs(t, cs)
+		var certs ports.CertSource
+		var ready readyChecks
+		app := fxtest.New(t, graph(opts, fx.Supply(fx.Annotate(cs, fx.As(new(kubernetes.Interface)))), fx.Populate(&certs, &ready))...)
+		app.RequireStart()
+		defer app.RequireStop()
+		require.NoError(t, ready.Checks[0].Check(context.Background()))
+		self, ok := certs.(*webhook.SelfCertSource)
+		require.True(t, ok)
+		for _, b := range bundles(t, cs) {
+			assert.Equal(t, self.CABundle(), b)
+		}
+	})
+}

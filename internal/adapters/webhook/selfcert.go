@@ -1,0 +1,490 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Keys of the Secret that self mode keeps. tls.crt/tls.key make it a valid
+// kubernetes.io/tls Secret; ca.crt is the bundle to trust (the current CA
+// first, then the previous one until it expires), ca.key signs new serving
+// certificates.
+const (
+	SecretKeyCert     = corev1.TLSCertKey
+	SecretKeyKey      = corev1.TLSPrivateKeyKey
+	SecretKeyCABundle = "ca.crt"
+	SecretKeyCAKey    = "ca.key"
+	// The next CA, during a CA rotation: already in the bundle, not yet
+	// signing.
+	SecretKeyNextCACert = "next-ca.crt"
+	SecretKeyNextCAKey  = "next-ca.key"
+)
+
+// conflictAttempts bounds retries after losing an optimistic-concurrency
+// race; each retry starts from a fresh read, so a few always suffice.
+const conflictAttempts = 5
+
+// SelfCertSource issues and rotates the webhook's own CA and serving
+// certificate, without cert-manager.
+//
+// # Sharing between replicas
+//
+// The material lives in one Secret. Every replica reads it; whoever finds
+// it missing creates it, and a replica that loses that race (AlreadyExists)
+// reads the winner's. Rotation is an update conditioned on the
+// resourceVersion just read, so when two replicas rotate at once one wins
+// and the other, on Conflict, reads the new material instead of writing its
+// own: replicas never fight, and they all end up serving the same pair.
+//
+// # Rotation
+//
+// A serving certificate is renewed once two thirds of its lifetime has
+// passed; the CA does not change, so nothing else has to. A CA is replaced
+// in two steps: at two thirds of its life the next CA joins the bundle, and
+// a sixth of a CA lifetime later it starts signing. By then every replica
+// has written the bundle and the API server trusts both; the old CA stays
+// in the bundle until it expires, so a replica still serving a certificate
+// it signed (replicas re-read the Secret every RefreshInterval) keeps
+// working.
+//
+// # CA bundle
+//
+// Every refresh writes the bundle into each CABundleTarget (by default the
+// operator's Mutating and ValidatingWebhookConfiguration) when it differs,
+// which also repairs a bundle wiped by a re-applied manifest.
+type SelfCertSource struct {
+	opts    SelfCertOptions
+	client  kubernetes.Interface
+	log     *zap.Logger
+	targets []CABundleTarget
+	now     func() time.Time
+
+	cert   atomic.Pointer[tls.Certificate]
+	bundle atomic.Pointer[[]byte]
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+var _ ports.CertSource = (*SelfCertSource)(nil)
+
+// NewSelfCertSource returns a source keeping its material through client.
+// The webhook configurations named in opts are CA bundle targets; extra
+// targets (the CRD's conversion webhook, later) are added to them.
+func NewSelfCertSource(opts SelfCertOptions, client kubernetes.Interface, logger *zap.Logger, extra ...CABundleTarget) (*SelfCertSource, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("self-issued webhook certificate: %w", err)
+	}
+	if client == nil || logger == nil {
+		return nil, errors.New("self-issued webhook certificate: client and logger are required")
+	}
+	targets := []CABundleTarget{
+		MutatingWebhookConfigurationTarget(client, opts.MutatingWebhookConfiguration),
+		ValidatingWebhookConfigurationTarget(client, opts.ValidatingWebhookConfiguration),
+	}
+	for _, t := range extra {
+		if t == nil {
+			return nil, errors.New("self-issued webhook certificate: nil CA bundle target")
+		}
+		targets = append(targets, t)
+	}
+	return &SelfCertSource{opts: opts, client: client, log: logger, targets: targets, now: time.Now}, nil
+}
+
+// Start makes sure the Secret holds valid material, loads it and writes the
+// CA bundle, then refreshes in the background. It fails only when no
+// certificate can be had; a target that cannot be written yet is logged
+// and retried on every refresh.
+func (s *SelfCertSource) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done != nil {
+		return errors.New("self-issued webhook certificate: already started")
+	}
+	if err := s.refresh(ctx); err != nil {
+		return err
+	}
+	loop, cancel := context.WithCancel(context.Background())
+	s.cancel, s.done = cancel, make(chan struct{})
+	go s.run(loop, s.done)
+	return nil
+}
+
+// Stop ends the background refresh.
+func (s *SelfCertSource) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	cancel, done := s.cancel, s.done
+	s.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop self-issued webhook certificate: %w", ctx.Err())
+	}
+}
+
+// GetCertificate returns the current serving certificate.
+func (s *SelfCertSource) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if c := s.cert.Load(); c != nil {
+		return c, nil
+	}
+	return nil, fmt.Errorf("no certificate loaded from secret %s/%s", s.opts.Namespace, s.opts.SecretName)
+}
+
+// CABundle is the PEM bundle that verifies the served certificate (nil
+// before Start).
+func (s *SelfCertSource) CABundle() []byte {
+	if b := s.bundle.Load(); b != nil {
+		return *b
+	}
+	return nil
+}
+
+func (s *SelfCertSource) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(s.opts.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.refresh(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("webhook certificate refresh failed, serving the current one", zap.Error(err))
+		}
+	}
+}
+
+// refresh is one level-based pass: material in the Secret, certificate in
+// memory, bundle in the targets.
+func (s *SelfCertSource) refresh(ctx context.Context) error {
+	m, err := s.ensureSecret(ctx)
+	if err != nil {
+		return fmt.Errorf("self-issued webhook certificate: %w", err)
+	}
+	pair, err := tls.X509KeyPair(m.serving.certPEM, m.serving.keyPEM)
+	if err != nil {
+		return fmt.Errorf("self-issued webhook certificate: load serving pair: %w", err)
+	}
+	pair.Leaf = m.serving.cert
+	if cur := s.cert.Load(); cur == nil || !bytes.Equal(cur.Certificate[0], pair.Certificate[0]) {
+		s.cert.Store(&pair)
+		s.log.Info("webhook certificate loaded",
+			zap.String("secret", s.opts.Namespace+"/"+s.opts.SecretName),
+			zap.Strings("dnsNames", pair.Leaf.DNSNames),
+			zap.Time("notAfter", pair.Leaf.NotAfter))
+	}
+	bundle := m.bundlePEM()
+	s.bundle.Store(&bundle)
+	for _, t := range s.targets {
+		err := t.InjectCABundle(ctx, bundle)
+		if ctx.Err() != nil {
+			return nil // stopping: the next start writes the bundle again
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, ports.ErrNotFound):
+			s.log.Info("CA bundle target not found, retrying on the next refresh", zap.String("target", t.String()))
+		case errors.Is(err, errStaleBundle):
+			s.log.Info("CA bundle target trusts a newer CA than this replica's secret; re-reading on the next refresh", zap.String("target", t.String()))
+		default:
+			s.log.Error("write CA bundle failed, retrying on the next refresh", zap.String("target", t.String()), zap.Error(err))
+		}
+	}
+	return nil
+}
+
+// material is the parsed content of the Secret.
+type material struct {
+	ca      *keyPair // signs serving certificates
+	pending *keyPair // the next CA: trusted already, signing later; may be nil
+	// trusted is the bundle: ca, pending, then older CAs still valid.
+	trusted []*x509.Certificate
+	serving *keyPair
+}
+
+func (m *material) bundlePEM() []byte {
+	var b bytes.Buffer
+	for _, c := range m.trusted {
+		b.Write(pemCert(c))
+	}
+	return b.Bytes()
+}
+
+func (m *material) data() map[string][]byte {
+	d := map[string][]byte{
+		SecretKeyCert:     m.serving.certPEM,
+		SecretKeyKey:      m.serving.keyPEM,
+		SecretKeyCABundle: m.bundlePEM(),
+		SecretKeyCAKey:    m.ca.keyPEM,
+	}
+	if m.pending != nil {
+		d[SecretKeyNextCACert], d[SecretKeyNextCAKey] = m.pending.certPEM, m.pending.keyPEM
+	}
+	return d
+}
+
+func parseMaterial(data map[string][]byte) (*material, error) {
+	ca, err := parseKeyPair(data[SecretKeyCABundle], data[SecretKeyCAKey])
+	if err != nil {
+		return nil, fmt.Errorf("CA: %w", err)
+	}
+	if err := matchKey(ca); err != nil {
+		return nil, fmt.Errorf("CA: %w", err)
+	}
+	trusted, err := parseCerts(data[SecretKeyCABundle])
+	if err != nil {
+		return nil, fmt.Errorf("CA bundle: %w", err)
+	}
+	serving, err := parseKeyPair(data[SecretKeyCert], data[SecretKeyKey])
+	if err != nil {
+		return nil, fmt.Errorf("serving certificate: %w", err)
+	}
+	if err := matchKey(serving); err != nil {
+		return nil, fmt.Errorf("serving certificate: %w", err)
+	}
+	m := &material{ca: ca, trusted: trusted, serving: serving}
+	if len(data[SecretKeyNextCACert]) > 0 {
+		// A broken next CA is dropped (and made again) rather than
+		// making the whole Secret unusable.
+		if p, err := parseKeyPair(data[SecretKeyNextCACert], data[SecretKeyNextCAKey]); err == nil && matchKey(p) == nil {
+			m.pending = p
+		}
+	}
+	return m, nil
+}
+
+func matchKey(kp *keyPair) error {
+	_, err := tls.X509KeyPair(kp.certPEM, kp.keyPEM)
+	return err
+}
+
+// hosts are the names the serving certificate must carry.
+func (s *SelfCertSource) hosts() []string {
+	return append(s.opts.DNSNames(), s.opts.ExtraHosts...)
+}
+
+// plan returns the material the Secret should hold instead of m, and why,
+// or nil when m is fine. m nil means there is nothing usable.
+//
+// A CA is replaced in two steps so that no replica ever serves a
+// certificate the API server does not trust yet: once two thirds of the
+// CA's life has passed a next CA joins the bundle (and so, within a
+// refresh, every webhook configuration), and only a sixth of a CA lifetime
+// later does it start signing serving certificates.
+func (s *SelfCertSource) plan(m *material, now time.Time) (*material, string, error) {
+	caExpired := m != nil && !now.Before(m.ca.cert.NotAfter)
+	if caExpired && (m.pending == nil || !now.Before(m.pending.cert.NotAfter)) {
+		m = nil // nothing left to rotate from: start over
+	}
+	if m == nil {
+		ca, err := newCA(caNamePrefix+now.UTC().Format(time.RFC3339), s.opts.CAValidity, now)
+		if err != nil {
+			return nil, "", err
+		}
+		serving, err := ca.issueServing(s.hosts(), s.opts.CertValidity, now)
+		if err != nil {
+			return nil, "", err
+		}
+		return &material{ca: ca, trusted: []*x509.Certificate{ca.cert}, serving: serving}, "issued a new CA and serving certificate", nil
+	}
+	next := &material{ca: m.ca, pending: m.pending, trusted: unexpired(m.trusted, now), serving: m.serving}
+	var reasons []string
+	if next.pending != nil && !slices.ContainsFunc(next.trusted, next.pending.cert.Equal) {
+		next.trusted = append(next.trusted, next.pending.cert)
+		reasons = append(reasons, "trusted the next CA")
+	}
+	switch {
+	case next.pending == nil && renewDue(m.ca.cert, now):
+		pending, err := newCA(caNamePrefix+now.UTC().Format(time.RFC3339), s.opts.CAValidity, now)
+		if err != nil {
+			return nil, "", err
+		}
+		next.pending = pending
+		next.trusted = append(next.trusted, pending.cert)
+		reasons = append(reasons, "added the next CA to the bundle")
+	case next.pending != nil && s.promoteDue(m, now):
+		old := next.ca
+		next.ca, next.pending = next.pending, nil
+		next.trusted = append([]*x509.Certificate{next.ca.cert}, slices.DeleteFunc(next.trusted, next.ca.cert.Equal)...)
+		if !slices.ContainsFunc(next.trusted, old.cert.Equal) && now.Before(old.cert.NotAfter) {
+			next.trusted = append(next.trusted, old.cert)
+		}
+		reasons = append(reasons, "the next CA now signs")
+	}
+	if reason := s.servingProblem(next, now); reason != "" {
+		serving, err := next.ca.issueServing(unionHosts(s.hosts(), m.serving.cert), s.opts.CertValidity, now)
+		if err != nil {
+			return nil, "", err
+		}
+		next.serving = serving
+		reasons = append(reasons, "renewed the serving certificate: "+reason)
+	}
+	if len(next.trusted) != len(m.trusted) && len(reasons) == 0 {
+		reasons = append(reasons, "dropped an expired CA from the bundle")
+	}
+	if len(reasons) == 0 {
+		return nil, "", nil
+	}
+	return next, strings.Join(reasons, "; "), nil
+}
+
+// promoteDue: the next CA has been trusted long enough for every replica
+// and the API server to know it, or the signing CA has expired (then
+// waiting helps no one).
+func (s *SelfCertSource) promoteDue(m *material, now time.Time) bool {
+	trustedFor := now.Sub(m.pending.cert.NotBefore) - backdate(s.opts.CAValidity)
+	return trustedFor >= s.opts.CAValidity/6 || !now.Before(m.ca.cert.NotAfter)
+}
+
+func (s *SelfCertSource) servingProblem(m *material, now time.Time) string {
+	c := m.serving.cert
+	switch {
+	case c.CheckSignatureFrom(m.ca.cert) != nil:
+		return "not signed by the current CA"
+	case renewDue(c, now):
+		return "two thirds of its lifetime passed"
+	case !coversHosts(c, s.hosts()):
+		return "host names changed"
+	}
+	return ""
+}
+
+// renewDue is true once two thirds of c's lifetime has passed.
+func renewDue(c *x509.Certificate, now time.Time) bool {
+	lifetime := c.NotAfter.Sub(c.NotBefore)
+	return !now.Before(c.NotAfter.Add(-lifetime / 3))
+}
+
+func unexpired(certs []*x509.Certificate, now time.Time) []*x509.Certificate {
+	out := make([]*x509.Certificate, 0, len(certs))
+	for _, c := range certs {
+		if now.Before(c.NotAfter) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func certHosts(c *x509.Certificate) []string {
+	out := append([]string(nil), c.DNSNames...)
+	for _, ip := range c.IPAddresses {
+		out = append(out, ip.String())
+	}
+	return out
+}
+
+func coversHosts(c *x509.Certificate, hosts []string) bool {
+	have := certHosts(c)
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			h = ip.String()
+		}
+		if !slices.Contains(have, h) {
+			return false
+		}
+	}
+	return true
+}
+
+// unionHosts keeps the names of the current certificate: replicas
+// configured with different extra hosts then converge on a certificate
+// valid for all of them instead of re-issuing in turn.
+func unionHosts(want []string, c *x509.Certificate) []string {
+	out := append([]string(nil), want...)
+	for _, h := range certHosts(c) {
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// ensureSecret returns the material in the Secret after creating, repairing
+// or rotating it as needed, with optimistic concurrency.
+func (s *SelfCertSource) ensureSecret(ctx context.Context) (*material, error) {
+	secrets := s.client.CoreV1().Secrets(s.opts.Namespace)
+	key := s.opts.Namespace + "/" + s.opts.SecretName
+	for range conflictAttempts {
+		now := s.now()
+		sec, err := secrets.Get(ctx, s.opts.SecretName, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			m, _, err := s.plan(nil, now)
+			if err != nil {
+				return nil, err
+			}
+			_, err = secrets.Create(ctx, s.newSecret(m), metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				continue // another replica was first: use its material
+			}
+			if err != nil {
+				return nil, fmt.Errorf("create secret %s: %w", key, err)
+			}
+			s.log.Info("webhook certificate secret created", zap.String("secret", key))
+			return m, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get secret %s: %w", key, err)
+		}
+		current, parseErr := parseMaterial(sec.Data)
+		next, why, err := s.plan(current, now)
+		if err != nil {
+			return nil, err
+		}
+		if next == nil {
+			return current, nil
+		}
+		if parseErr != nil {
+			why += " (secret content unusable: " + parseErr.Error() + ")"
+		}
+		sec = sec.DeepCopy()
+		sec.Data = next.data()
+		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			continue // another replica rotated first: read its material
+		}
+		if err != nil {
+			return nil, fmt.Errorf("update secret %s: %w", key, err)
+		}
+		s.log.Info("webhook certificate secret updated", zap.String("secret", key), zap.String("reason", why))
+		return next, nil
+	}
+	return nil, fmt.Errorf("secret %s: still conflicting after %d attempts", key, conflictAttempts)
+}
+
+func (s *SelfCertSource) newSecret(m *material) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: s.opts.Namespace,
+			Name:      s.opts.SecretName,
+			Labels:    map[string]string{"app.kubernetes.io/managed-by": "hexagonal-operator"},
+		},
+		Type: corev1.SecretTypeTLS,
+		Data: m.data(),
+	}
+}

@@ -1,0 +1,317 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"mime"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Server is the HTTPS admission webhook server. Build it with New, then
+// Start and Stop it.
+type Server struct {
+	opts    Options
+	certs   ports.CertSource
+	hooks   []Hook
+	log     *zap.Logger
+	metrics *metrics
+	mux     *http.ServeMux
+
+	mu     sync.Mutex
+	srv    *http.Server
+	addr   *net.TCPAddr
+	served chan struct{} // closed when Serve has returned
+}
+
+// New returns a server for hooks that presents certificates from certs and
+// records metrics on reg. It does no I/O; Start binds the port.
+func New(opts Options, certs ports.CertSource, hooks []Hook, reg prometheus.Registerer, logger *zap.Logger) (*Server, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("webhook server options: %w", err)
+	}
+	if certs == nil || reg == nil || logger == nil {
+		return nil, errors.New("webhook server: certificate source, metrics registerer and logger are required")
+	}
+	if err := validateHooks(hooks); err != nil {
+		return nil, fmt.Errorf("webhook server: %w", err)
+	}
+	paths := make([]string, 0, len(hooks))
+	for _, h := range hooks {
+		paths = append(paths, h.Path)
+	}
+	m, err := newMetrics(reg, paths)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, certs: certs, hooks: append([]Hook(nil), hooks...), log: logger, metrics: m, mux: http.NewServeMux()}
+	for _, h := range s.hooks {
+		s.mux.Handle(h.Path, s.hookHandler(h))
+	}
+	return s, nil
+}
+
+// Start binds the port (a bind error is returned) and serves in the
+// background. It fails when the certificate source has no certificate.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		return errors.New("webhook server already started")
+	}
+	if _, err := s.certs.GetCertificate(&tls.ClientHelloInfo{}); err != nil {
+		return fmt.Errorf("webhook certificate: %w", err)
+	}
+	port := s.opts.Port
+	if port == AnyPort {
+		port = 0
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(s.opts.Host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("webhook server: %w", err)
+	}
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(s.opts.EnableHTTP2)
+	srv := &http.Server{
+		Handler: s.mux,
+		TLSConfig: &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			GetCertificate: s.certs.GetCertificate,
+		},
+		Protocols:         protocols,
+		ReadHeaderTimeout: s.opts.ReadHeaderTimeout,
+		ReadTimeout:       s.opts.ReadTimeout,
+		WriteTimeout:      s.opts.WriteTimeout,
+		IdleTimeout:       s.opts.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(httpErrorWriter{s.log}, "", 0),
+	}
+	s.srv, s.addr, s.served = srv, ln.Addr().(*net.TCPAddr), make(chan struct{})
+	go func(served chan struct{}) {
+		defer close(served)
+		if err := srv.ServeTLS(ln, "", ""); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("webhook server stopped serving", zap.Error(err))
+		}
+	}(s.served)
+	s.log.Info("webhook server started", zap.String("address", s.addr.String()), zap.Bool("http2", s.opts.EnableHTTP2), zap.Int("hooks", len(s.hooks)))
+	return nil
+}
+
+// Stop stops accepting connections and waits, within ctx, for requests in
+// flight to finish; when ctx ends first it closes the remaining
+// connections. Stopping a server that never started is a no-op.
+func (s *Server) Stop(ctx context.Context) error {
+	s.mu.Lock()
+	srv, served := s.srv, s.served
+	s.mu.Unlock()
+	if srv == nil {
+		return nil
+	}
+	err := srv.Shutdown(ctx)
+	if err != nil {
+		_ = srv.Close()
+		err = fmt.Errorf("stop webhook server: %w", err)
+	}
+	<-served
+	s.log.Info("webhook server stopped")
+	return err
+}
+
+// Addr is the bound address, nil before Start.
+func (s *Server) Addr() *net.TCPAddr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addr
+}
+
+// Hooks returns the registration table the server serves.
+func (s *Server) Hooks() []Hook { return append([]Hook(nil), s.hooks...) }
+
+// httpErrorWriter sends net/http's own complaints (TLS handshake failures,
+// which is how a wrong caBundle shows up) to zap with a constant message.
+type httpErrorWriter struct{ log *zap.Logger }
+
+func (w httpErrorWriter) Write(p []byte) (int, error) {
+	w.log.Info("webhook http server error", zap.String("error", strings.TrimSpace(string(p))))
+	return len(p), nil
+}
+
+// outcome is what one request came to, for the response, the metrics and
+// the log line.
+type outcome struct {
+	code    int
+	problem string // plain-text answer of a request that is not a review
+	review  *admissionv1.AdmissionReview
+	req     *admissionv1.AdmissionRequest
+}
+
+func (s *Server) hookHandler(h Hook) http.Handler {
+	timeout := time.Duration(h.TimeoutSeconds) * time.Second
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		finish := s.metrics.begin(h.Path)
+		var (
+			out  outcome
+			seen *admissionv1.AdmissionRequest
+		)
+		defer func() {
+			p := recover()
+			if p != nil {
+				if p == http.ErrAbortHandler { // net/http's way to abort a response: let it through
+					finish(http.StatusInternalServerError)
+					panic(p)
+				}
+				out = outcome{code: http.StatusInternalServerError, problem: "internal error", req: seen}
+				http.Error(w, out.problem, out.code)
+			}
+			finish(out.code)
+			s.logRequest(h.Path, out, time.Since(start), p)
+		}()
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		out = s.serve(ctx, h, w, r, &seen)
+		out.code = s.write(w, out)
+	})
+}
+
+// serve turns an HTTP request into an outcome. Anything that is not a v1
+// AdmissionReview carrying a request is answered with an HTTP error: there
+// is no UID to answer to. *seen is set as soon as the request is decoded,
+// so a panic in the admitter is still logged with the request.
+func (s *Server) serve(ctx context.Context, h Hook, w http.ResponseWriter, r *http.Request, seen **admissionv1.AdmissionRequest) outcome {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return outcome{code: http.StatusMethodNotAllowed, problem: "only POST is served"}
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return outcome{code: http.StatusUnsupportedMediaType, problem: fmt.Sprintf("content type %q is not served; send application/json", r.Header.Get("Content-Type"))}
+	}
+	if r.ContentLength > s.opts.MaxRequestBytes {
+		return outcome{code: http.StatusRequestEntityTooLarge, problem: fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, s.opts.MaxRequestBytes)}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return outcome{code: http.StatusRequestEntityTooLarge, problem: fmt.Sprintf("request body exceeds the limit of %d bytes", s.opts.MaxRequestBytes)}
+		}
+		return outcome{code: http.StatusBadRequest, problem: fmt.Sprintf("read request body: %v", err)}
+	}
+	if len(body) == 0 {
+		return outcome{code: http.StatusBadRequest, problem: "empty request body; send an admission.k8s.io/v1 AdmissionReview"}
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(body, &review); err != nil {
+		return outcome{code: http.StatusBadRequest, problem: fmt.Sprintf("decode AdmissionReview: %v", err)}
+	}
+	if review.APIVersion != admissionv1.SchemeGroupVersion.String() || review.Kind != "AdmissionReview" {
+		return outcome{code: http.StatusBadRequest, problem: fmt.Sprintf("got apiVersion %q kind %q; this server speaks only admission.k8s.io/v1 AdmissionReview", review.APIVersion, review.Kind)}
+	}
+	req := review.Request
+	if req == nil {
+		return outcome{code: http.StatusBadRequest, problem: "AdmissionReview without a request"}
+	}
+	*seen = req
+	if req.UID == "" {
+		return outcome{code: http.StatusBadRequest, problem: "AdmissionReview request without a uid", req: req}
+	}
+	resp := h.Admitter.Admit(ctx, req)
+	if resp == nil {
+		resp = errored(http.StatusInternalServerError, errors.New("the webhook gave no answer"))
+	}
+	resp.UID = req.UID
+	return outcome{
+		code: http.StatusOK,
+		req:  req,
+		review: &admissionv1.AdmissionReview{
+			TypeMeta: review.TypeMeta,
+			Response: resp,
+		},
+	}
+}
+
+// write sends the outcome and returns the status code actually sent.
+func (s *Server) write(w http.ResponseWriter, out outcome) int {
+	if out.review == nil {
+		http.Error(w, out.problem, out.code)
+		return out.code
+	}
+	body, err := json.Marshal(out.review)
+	if err != nil {
+		http.Error(w, "encode AdmissionReview: "+err.Error(), http.StatusInternalServerError)
+		return http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(out.code)
+	_, _ = w.Write(body) // the API server went away: nothing left to tell it
+	return out.code
+}
+
+// logRequest writes the one line per request: allowed requests at debug (a
+// busy cluster creates many Pods), denials and bad requests at info,
+// internal errors and panics at error.
+func (s *Server) logRequest(path string, out outcome, latency time.Duration, panicked any) {
+	fields := []zap.Field{zap.String("webhook", path), zap.Int("code", out.code), zap.Duration("latency", latency)}
+	if req := out.req; req != nil {
+		fields = append(fields,
+			zap.String("uid", string(req.UID)),
+			zap.String("kind", req.Kind.Kind),
+			zap.String("namespace", req.Namespace),
+			zap.String("name", req.Name),
+			zap.String("operation", string(req.Operation)),
+			zap.String("user", req.UserInfo.Username),
+		)
+	}
+	level := zapcore.InfoLevel
+	switch {
+	case panicked != nil:
+		level = zapcore.ErrorLevel
+		fields = append(fields, zap.Bool("allowed", false), zap.Any("panic", panicked), zap.ByteString("stack", debug.Stack()))
+	case out.review != nil:
+		resp := out.review.Response
+		fields = append(fields, zap.Bool("allowed", resp.Allowed))
+		if resp.Patch != nil {
+			fields = append(fields, zap.Int("patchBytes", len(resp.Patch)))
+		}
+		if len(resp.Warnings) > 0 {
+			fields = append(fields, zap.Strings("warnings", resp.Warnings))
+		}
+		switch {
+		case resp.Allowed:
+			level = zapcore.DebugLevel
+		case resp.Result != nil && resp.Result.Code >= http.StatusInternalServerError:
+			level = zapcore.ErrorLevel
+			fields = append(fields, zap.String("error", resp.Result.Message))
+		case resp.Result != nil:
+			fields = append(fields, zap.String("message", resp.Result.Message))
+		}
+	default:
+		fields = append(fields, zap.Bool("allowed", false), zap.String("message", out.problem))
+		if out.code >= http.StatusInternalServerError {
+			level = zapcore.ErrorLevel
+		}
+	}
+	if ce := s.log.Check(level, "admission request"); ce != nil {
+		ce.Write(fields...)
+	}
+}

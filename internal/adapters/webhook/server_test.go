@@ -1,0 +1,451 @@
+package webhook_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/domain/admission"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+func TestBadRequestsAreAnsweredWithHTTPErrors(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.MaxRequestBytes = 64 << 10 })
+	good := podReview(t, "u1", admissionv1.Create, testPod(nil), nil)
+	tests := []struct {
+		name        string
+		method      string
+		contentType string
+		body        []byte
+		wantCode    int
+		wantText    string
+	}{
+		{name: "malformed JSON", body: []byte(`{"apiVersion":`), wantCode: 400, wantText: "decode AdmissionReview"},
+		{name: "not an object", body: []byte(`[1,2,3]`), wantCode: 400, wantText: "decode AdmissionReview"},
+		{name: "empty body", body: nil, wantCode: 400, wantText: "empty request body"},
+		{name: "wrong content type", contentType: "text/plain", body: good, wantCode: 415, wantText: "application/json"},
+		{name: "no content type", contentType: "-", body: good, wantCode: 415, wantText: "application/json"},
+		{name: "YAML content type", contentType: "application/yaml", body: good, wantCode: 415},
+		{name: "GET", method: http.MethodGet, wantCode: 405},
+		{name: "v1beta1 review", body: bytes.Replace(good, []byte("admission.k8s.io/v1"), []byte("admission.k8s.io/v1beta1"), 1), wantCode: 400, wantText: `"admission.k8s.io/v1beta1"`},
+		{name: "wrong apiVersion", body: bytes.Replace(good, []byte("admission.k8s.io/v1"), []byte("apps/v1"), 1), wantCode: 400, wantText: "only admission.k8s.io/v1 AdmissionReview"},
+		{name: "wrong kind", body: bytes.Replace(good, []byte(`"kind":"AdmissionReview"`), []byte(`"kind":"Status"`), 1), wantCode: 400, wantText: `kind "Status"`},
+		{name: "no apiVersion or kind", body: []byte(`{"request":{"uid":"u1"}}`), wantCode: 400, wantText: "only admission.k8s.io/v1"},
+		{name: "no request", body: []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`), wantCode: 400, wantText: "without a request"},
+		{name: "no uid", body: podReview(t, "", admissionv1.Create, testPod(nil), nil), wantCode: 400, wantText: "without a uid"},
+		{name: "oversize with length", body: podReview(t, "u1", admissionv1.Create, hugePod(128<<10), nil), wantCode: 413, wantText: "exceeds the limit"},
+	}
+	for _, tt := range tests {
+		for _, path := range []string{webhook.PodMutatePath, webhook.PodValidatePath} {
+			t.Run(tt.name+" "+path, func(t *testing.T) {
+				t.Parallel()
+				method := tt.method
+				if method == "" {
+					method = http.MethodPost
+				}
+				req, err := http.NewRequest(method, f.base+path, bytes.NewReader(tt.body))
+				require.NoError(t, err)
+				switch tt.contentType {
+				case "":
+					req.Header.Set("Content-Type", "application/json")
+				case "-":
+				default:
+					req.Header.Set("Content-Type", tt.contentType)
+				}
+				resp, err := f.client.Do(req)
+				require.NoError(t, err)
+				defer func() { _ = resp.Body.Close() }()
+				var text bytes.Buffer
+				_, _ = text.ReadFrom(resp.Body)
+				assert.Equal(t, tt.wantCode, resp.StatusCode, text.String())
+				assert.Contains(t, text.String(), tt.wantText)
+			})
+		}
+	}
+}
+
+func TestOversizeBodyWithoutLengthIsRefused(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.MaxRequestBytes = 64 << 10 })
+	body := podReview(t, "u1", admissionv1.Create, hugePod(128<<10), nil)
+	// A reader of unknown size makes the client send the body chunked, so
+	// only the limit on reading can catch it.
+	req, err := http.NewRequest(http.MethodPost, f.base+webhook.PodMutatePath, struct{ *bytes.Reader }{bytes.NewReader(body)})
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.ContentLength = -1
+	resp, err := f.client.Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+
+	// The server survives and serves the next request normally.
+	got := f.admit(t, webhook.PodMutatePath, podReview(t, "u2", admissionv1.Create, testPod(nil), nil))
+	assert.True(t, got.Allowed)
+}
+
+func hugePod(size int) *corev1.Pod {
+	return testPod(map[string]string{"padding": strings.Repeat("x", size)})
+}
+
+func TestRequestsTheHookDoesNotServeAreDeniedWithTheirUID(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	deployment := []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"}}`)
+	tests := []struct {
+		name     string
+		body     []byte
+		wantCode int32
+		wantText string
+	}{
+		{
+			name: "another kind",
+			body: podReview(t, "u-kind", admissionv1.Create, deployment, nil, func(r *admissionv1.AdmissionReview) {
+				r.Request.Kind = metav1.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+				r.Request.Resource = metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+			}),
+			wantCode: 400, wantText: "this webhook serves /v1, Resource=pods",
+		},
+		{
+			name: "a subresource",
+			body: podReview(t, "u-sub", admissionv1.Update, testPod(nil), testPod(nil), func(r *admissionv1.AdmissionReview) {
+				r.Request.SubResource = "status"
+			}),
+			wantCode: 400, wantText: "pods/status",
+		},
+		{
+			name: "another version",
+			body: podReview(t, "u-version", admissionv1.Create, testPod(nil), nil, func(r *admissionv1.AdmissionReview) {
+				r.Request.Kind.Version = "v2"
+				r.Request.Resource.Version = "v2"
+			}),
+			wantCode: 400, wantText: "not /v2",
+		},
+		{
+			name:     "create without object",
+			body:     podReview(t, "u-noobj", admissionv1.Create, nil, nil),
+			wantCode: 400, wantText: "CREATE request without request.object",
+		},
+		{
+			name:     "object that is not a pod",
+			body:     podReview(t, "u-garbage", admissionv1.Create, []byte(`"just a string"`), nil),
+			wantCode: 400, wantText: "decode request.object",
+		},
+		{
+			name:     "old object that is not a pod",
+			body:     podReview(t, "u-garbage-old", admissionv1.Update, testPod(nil), []byte(`{"metadata":7}`)),
+			wantCode: 400, wantText: "decode request.oldObject",
+		},
+	}
+	for _, tt := range tests {
+		for _, path := range []string{webhook.PodMutatePath, webhook.PodValidatePath} {
+			t.Run(tt.name+" "+path, func(t *testing.T) {
+				t.Parallel()
+				var sent admissionv1.AdmissionReview
+				require.NoError(t, json.Unmarshal(tt.body, &sent))
+
+				got := f.admit(t, path, tt.body)
+
+				assert.Equal(t, sent.Request.UID, got.UID)
+				assert.False(t, got.Allowed)
+				require.NotNil(t, got.Result)
+				assert.Equal(t, tt.wantCode, got.Result.Code)
+				assert.Contains(t, got.Result.Message, tt.wantText)
+				assert.Nil(t, got.Patch)
+			})
+		}
+	}
+}
+
+func TestMutationIsAMinimalJSONPatch(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	withUnknown := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web","namespace":"apps","annotations":{"team":"a"}},` +
+		`"spec":{"futureField":{"x":1},"containers":[{"name":"web","image":"nginx","resources":{"limits":{"cpu":"1000m"}}}]}}`)
+	tests := []struct {
+		name         string
+		op           admissionv1.Operation
+		object       any
+		wantPatch    string // "" means no patch
+		wantWarnings []string
+	}{
+		{
+			name:      "no annotations",
+			op:        admissionv1.Create,
+			object:    testPod(nil),
+			wantPatch: `[{"op":"add","path":"/metadata/annotations","value":{"example-mutating-admission-webhook":"foo"}}]`,
+		},
+		{
+			name:      "other annotations are kept",
+			op:        admissionv1.Create,
+			object:    testPod(map[string]string{"team": "a", "kubernetes.io/description": "web"}),
+			wantPatch: `[{"op":"add","path":"/metadata/annotations/example-mutating-admission-webhook","value":"foo"}]`,
+		},
+		{
+			name:         "another value is replaced",
+			op:           admissionv1.Update,
+			object:       testPod(map[string]string{admission.PodAnnotationKey: "bar"}),
+			wantPatch:    `[{"op":"replace","path":"/metadata/annotations/example-mutating-admission-webhook","value":"foo"}]`,
+			wantWarnings: []string{`annotation example-mutating-admission-webhook was "bar", set to "foo"`},
+		},
+		{
+			name:   "already annotated",
+			op:     admissionv1.Update,
+			object: testPod(map[string]string{admission.PodAnnotationKey: "foo"}),
+		},
+		{
+			name:      "fields this build does not know and quantity spellings are untouched",
+			op:        admissionv1.Create,
+			object:    withUnknown,
+			wantPatch: `[{"op":"add","path":"/metadata/annotations/example-mutating-admission-webhook","value":"foo"}]`,
+		},
+		{
+			name: "delete",
+			op:   admissionv1.Delete,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var old any
+			if tt.op != admissionv1.Create {
+				old = testPod(nil)
+			}
+			obj := tt.object
+			if tt.op == admissionv1.Delete {
+				obj = nil
+			}
+			body := podReview(t, "uid-"+tt.name, tt.op, obj, old)
+
+			got := f.admit(t, webhook.PodMutatePath, body)
+
+			assert.Equal(t, "uid-"+tt.name, string(got.UID))
+			assert.True(t, got.Allowed)
+			assert.Equal(t, tt.wantWarnings, got.Warnings)
+			if tt.wantPatch == "" {
+				assert.Nil(t, got.Patch)
+				assert.Nil(t, got.PatchType)
+				return
+			}
+			require.NotNil(t, got.PatchType)
+			assert.Equal(t, admissionv1.PatchTypeJSONPatch, *got.PatchType)
+			assert.JSONEq(t, tt.wantPatch, string(got.Patch))
+
+			// The patch applies to exactly what was sent, and the result
+			// is what the rule wanted.
+			original := raw(t, tt.object).Raw
+			p, err := jsonpatch.DecodePatch(got.Patch)
+			require.NoError(t, err)
+			patched, err := p.Apply(original)
+			require.NoError(t, err)
+			var before, after map[string]any
+			require.NoError(t, json.Unmarshal(original, &before))
+			require.NoError(t, json.Unmarshal(patched, &after))
+			annotations := after["metadata"].(map[string]any)["annotations"].(map[string]any)
+			assert.Equal(t, "foo", annotations[admission.PodAnnotationKey])
+			delete(annotations, admission.PodAnnotationKey)
+			if len(annotations) == 0 {
+				delete(after["metadata"].(map[string]any), "annotations")
+			}
+			if b, ok := before["metadata"].(map[string]any)["annotations"].(map[string]any); ok {
+				delete(b, admission.PodAnnotationKey)
+				if len(b) == 0 {
+					delete(before["metadata"].(map[string]any), "annotations")
+				}
+			}
+			assert.Equal(t, before, after, "nothing but the annotation changes")
+		})
+	}
+}
+
+func TestValidationVerdicts(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	tests := []struct {
+		name        string
+		op          admissionv1.Operation
+		pod         *corev1.Pod
+		wantAllowed bool
+		wantMessage string
+	}{
+		{name: "annotated", op: admissionv1.Create, pod: testPod(map[string]string{admission.PodAnnotationKey: "foo"}), wantAllowed: true},
+		{name: "missing", op: admissionv1.Create, pod: testPod(nil), wantMessage: "missing annotation example-mutating-admission-webhook"},
+		{name: "wrong value", op: admissionv1.Update, pod: testPod(map[string]string{admission.PodAnnotationKey: "bar"}), wantMessage: `did not have value "foo"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := f.admit(t, webhook.PodValidatePath, podReview(t, "v-"+tt.name, tt.op, tt.pod, testPod(nil)))
+			assert.Equal(t, "v-"+tt.name, string(got.UID))
+			assert.Equal(t, tt.wantAllowed, got.Allowed)
+			assert.Nil(t, got.Patch)
+			if tt.wantAllowed {
+				return
+			}
+			require.NotNil(t, got.Result)
+			assert.Equal(t, int32(http.StatusForbidden), got.Result.Code)
+			assert.Equal(t, metav1.StatusReasonForbidden, got.Result.Reason)
+			assert.Contains(t, got.Result.Message, tt.wantMessage)
+		})
+	}
+}
+
+func testHook(path string, typ webhook.HookType, a webhook.Admitter) webhook.Hook {
+	return webhook.Hook{Name: strings.Trim(strings.ReplaceAll(path, "/", "."), ".") + ".test.io", Path: path, Type: typ, Admitter: a, TimeoutSeconds: 10}
+}
+
+func TestRulesWarningsErrorsAndPanics(t *testing.T) {
+	t.Parallel()
+	hooks := []webhook.Hook{
+		testHook("/panic", webhook.ValidatingHook, webhook.Validating(webhook.PodResource, func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+			panic("rule exploded")
+		})),
+		testHook("/error", webhook.ValidatingHook, webhook.Validating(webhook.PodResource, func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+			return ports.Verdict{}, assert.AnError
+		})),
+		testHook("/warn-deny", webhook.MutatingHook, webhook.Mutating(webhook.PodResource, func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
+			return ports.Mutation[corev1.Pod]{Verdict: ports.Deny("no", "careful", "very careful")}, nil
+		})),
+		testHook("/in-place", webhook.MutatingHook, webhook.Mutating(webhook.PodResource, func(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
+			// Breaks the contract by changing the request's object.
+			req.Object.Labels["added"] = "yes"
+			return ports.Mutation[corev1.Pod]{Verdict: ports.Allow("w"), Object: req.Object}, nil
+		})),
+		testHook("/request", webhook.ValidatingHook, webhook.Validating(webhook.PodResource, func(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+			// Echo what the rule saw as warnings.
+			oldName := "<none>"
+			if req.OldObject != nil {
+				oldName = req.OldObject.Name
+			}
+			return ports.Allow(string(req.Operation), req.Namespace+"/"+req.Name, req.Username,
+				req.Object.Name, oldName, map[bool]string{true: "dry", false: "wet"}[req.DryRun]), nil
+		})),
+	}
+	f := startFixture(t, hooks, nil)
+
+	t.Run("panic is a 500 and the server lives on", func(t *testing.T) {
+		resp, body := f.post(t, "/panic", "application/json", podReview(t, "p1", admissionv1.Create, testPod(nil), nil))
+		assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+		assert.Contains(t, string(body), "internal error")
+		entries := f.logs.FilterMessage("admission request").FilterField(zap.String("webhook", "/panic")).All()
+		require.Len(t, entries, 1)
+		ctx := entries[0].ContextMap()
+		assert.Equal(t, "rule exploded", ctx["panic"])
+		assert.Equal(t, "p1", ctx["uid"])
+		assert.Contains(t, ctx["stack"], "server_test.go")
+		resp, _ = f.post(t, "/panic", "application/json", podReview(t, "p2", admissionv1.Create, testPod(nil), nil))
+		assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+		got := f.admit(t, "/request", podReview(t, "p3", admissionv1.Create, testPod(nil), nil))
+		assert.True(t, got.Allowed)
+	})
+	t.Run("error is a denial with code 500", func(t *testing.T) {
+		got := f.admit(t, "/error", podReview(t, "e1", admissionv1.Create, testPod(nil), nil))
+		assert.Equal(t, "e1", string(got.UID))
+		assert.False(t, got.Allowed)
+		assert.Equal(t, int32(500), got.Result.Code)
+		assert.Contains(t, got.Result.Message, assert.AnError.Error())
+	})
+	t.Run("warnings pass through a denial", func(t *testing.T) {
+		got := f.admit(t, "/warn-deny", podReview(t, "w1", admissionv1.Create, testPod(nil), nil))
+		assert.False(t, got.Allowed)
+		assert.Equal(t, []string{"careful", "very careful"}, got.Warnings)
+		assert.Equal(t, "no", got.Result.Message)
+	})
+	t.Run("a rule changing the request in place still gets its patch", func(t *testing.T) {
+		got := f.admit(t, "/in-place", podReview(t, "i1", admissionv1.Create, testPod(nil), nil))
+		assert.True(t, got.Allowed)
+		assert.Equal(t, []string{"w"}, got.Warnings)
+		assert.JSONEq(t, `[{"op":"add","path":"/metadata/labels/added","value":"yes"}]`, string(got.Patch))
+	})
+	t.Run("the rule sees the decoded request", func(t *testing.T) {
+		old := testPod(nil)
+		old.Name = "old-web"
+		got := f.admit(t, "/request", podReview(t, "r1", admissionv1.Update, testPod(nil), old, func(r *admissionv1.AdmissionReview) {
+			r.Request.DryRun = new(true)
+		}))
+		assert.Equal(t, []string{"UPDATE", "apps/web", "alice", "web", "old-web", "dry"}, got.Warnings)
+	})
+}
+
+func TestUnknownPathIsNotFound(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	resp, _ := f.post(t, "/mutate-something-else", "application/json", podReview(t, "x", admissionv1.Create, testPod(nil), nil))
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+}
+
+func TestMetricsAndLogLines(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	f.admit(t, webhook.PodMutatePath, podReview(t, "m1", admissionv1.Create, testPod(nil), nil))
+	f.admit(t, webhook.PodMutatePath, podReview(t, "m2", admissionv1.Create, testPod(nil), nil))
+	f.admit(t, webhook.PodValidatePath, podReview(t, "v1", admissionv1.Create, testPod(nil), nil))
+	f.post(t, webhook.PodValidatePath, "text/plain", []byte("x"))
+
+	assert.Equal(t, map[string]float64{
+		`controller_runtime_webhook_requests_total{code="200",webhook="/mutate--v1-pod"}`:   2,
+		`controller_runtime_webhook_requests_total{code="500",webhook="/mutate--v1-pod"}`:   0,
+		`controller_runtime_webhook_requests_total{code="200",webhook="/validate--v1-pod"}`: 1,
+		`controller_runtime_webhook_requests_total{code="415",webhook="/validate--v1-pod"}`: 1,
+		`controller_runtime_webhook_requests_total{code="500",webhook="/validate--v1-pod"}`: 0,
+		`controller_runtime_webhook_requests_in_flight{webhook="/mutate--v1-pod"}`:          0,
+		`controller_runtime_webhook_requests_in_flight{webhook="/validate--v1-pod"}`:        0,
+		`controller_runtime_webhook_latency_seconds_count{webhook="/mutate--v1-pod"}`:       2,
+		`controller_runtime_webhook_latency_seconds_count{webhook="/validate--v1-pod"}`:     2,
+	}, gather(t, f.reg))
+
+	lines := f.logs.FilterMessage("admission request").All()
+	require.Len(t, lines, 4, "one line per request")
+	byUID := map[string]map[string]any{}
+	for _, l := range lines {
+		ctx := l.ContextMap()
+		if uid, ok := ctx["uid"].(string); ok {
+			byUID[uid] = ctx
+			assert.Contains(t, ctx, "latency")
+		}
+	}
+	m1 := byUID["m1"]
+	require.NotNil(t, m1)
+	for key, want := range map[string]any{"kind": "Pod", "namespace": "apps", "name": "web", "operation": "CREATE", "user": "alice", "allowed": true, "webhook": webhook.PodMutatePath} {
+		assert.Equal(t, want, m1[key], key)
+	}
+	assert.Equal(t, false, byUID["v1"]["allowed"])
+	assert.Equal(t, "missing annotation example-mutating-admission-webhook", byUID["v1"]["message"])
+	// Requests were sent one after the other: allowed, allowed, denied,
+	// bad content type.
+	assert.Equal(t, []string{"debug", "debug", "info", "info"}, []string{
+		lines[0].Level.String(), lines[1].Level.String(), lines[2].Level.String(), lines[3].Level.String(),
+	}, "allowed requests at debug, denials and bad requests at info")
+	assert.Equal(t, int64(415), lines[3].ContextMap()["code"])
+}
+
+func TestPatchAppliesEvenWhenTheRawObjectLacksAParent(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	// No metadata at all: the Go type encodes an empty one, so the minimal
+	// patch's parent is missing in what was sent.
+	sent := []byte(`{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"web","image":"nginx"}]}}`)
+	got := f.admit(t, webhook.PodMutatePath, podReview(t, "no-meta", admissionv1.Create, sent, nil))
+	require.True(t, got.Allowed)
+	p, err := jsonpatch.DecodePatch(got.Patch)
+	require.NoError(t, err)
+	patched, err := p.Apply(sent)
+	require.NoError(t, err, "patch %s", got.Patch)
+	var pod corev1.Pod
+	require.NoError(t, json.Unmarshal(patched, &pod))
+	assert.Equal(t, map[string]string{admission.PodAnnotationKey: "foo"}, pod.Annotations)
+	assert.Equal(t, "nginx", pod.Spec.Containers[0].Image)
+}

@@ -1,0 +1,22 @@
+// Package admission holds the operator's admission rules: what the webhooks
+// decide, without knowing that they are webhooks.
+//
+// # Shape
+//
+// Every rule is a small type that implements an inbound port
+// (ports.PodMutator, ports.PodValidator, and later the ChaosPod defaulter and
+// validator) and is a pure function of the decoded request: operation, old
+// and new object (and "now" through ports.Clock where time matters). Rules
+// never modify the request's objects: a mutator returns a modified copy, and
+// the webhook adapter turns the difference into a JSON patch. A denial is a
+// verdict, never an error; an error means "could not decide".
+//
+// # Pod rules
+//
+// PodAnnotator sets the annotation example-mutating-admission-webhook: "foo"
+// on every Pod that is created or updated, keeping every other annotation.
+// PodValidator denies a created or updated Pod that lacks that annotation or
+// carries another value, so a Pod that slipped past the mutator (for example
+// because a later mutating webhook removed the annotation) is caught.
+// Deletions and connections are always admitted.
+package admission
