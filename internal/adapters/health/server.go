@@ -3,7 +3,6 @@ package health
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/hexagonal-operator/operator/internal/httpserve"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -61,10 +61,7 @@ type Server struct {
 	log     *zap.Logger
 	handler http.Handler
 
-	mu   sync.Mutex // guards what follows
-	srv  *http.Server
-	addr net.Addr
-	done chan struct{}
+	http *httpserve.Server
 }
 
 // New returns a server for the liveness and readiness checks. Names must be
@@ -91,7 +88,7 @@ func New(opts Options, healthz, readyz []ports.HealthCheck, log *zap.Logger) (*S
 		mux.Handle(p.path, pr)
 		mux.Handle(p.path+"/", pr)
 	}
-	return &Server{opts: opts, log: log, handler: mux}, nil
+	return &Server{opts: opts, log: log, handler: mux, http: httpserve.New("health server", log)}, nil
 }
 
 // Handler serves both probes; it is what the server listens with.
@@ -105,54 +102,20 @@ func (s *Server) Start(context.Context) error {
 	if s.Disabled() {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.srv != nil {
-		return errors.New("health server: already started")
-	}
-	ln, err := net.Listen("tcp", s.opts.BindAddress)
-	if err != nil {
-		return fmt.Errorf("health server: listen on %s: %w", s.opts.BindAddress, err)
-	}
 	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: readHeaderTimeout, ErrorLog: zap.NewStdLog(s.log)}
-	s.srv, s.addr, s.done = srv, ln.Addr(), make(chan struct{})
-	go func(done chan struct{}) {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("health server stopped serving", zap.Error(err))
-		}
-	}(s.done)
-	s.log.Info("serving health probes", zap.String("address", s.addr.String()))
+	if err := s.http.Start(s.opts.BindAddress, srv, false); err != nil {
+		return err
+	}
+	s.log.Info("serving health probes", zap.String("address", s.http.Addr().String()))
 	return nil
 }
 
 // Addr is the address the server listens on once started, nil before.
-func (s *Server) Addr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.addr
-}
+func (s *Server) Addr() net.Addr { return s.http.Addr() }
 
 // Stop finishes in-flight probes and closes the listener, or gives up when
 // ctx ends.
-func (s *Server) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	srv, done := s.srv, s.done
-	s.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("health server: shutdown: %w", err)
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("health server: shutdown: %w", ctx.Err())
-	}
-}
+func (s *Server) Stop(ctx context.Context) error { return s.http.Stop(ctx) }
 
 // probe is one of /healthz or /readyz with its checks, answering as the
 // Kubernetes API server's probes do.

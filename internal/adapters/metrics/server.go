@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/hexagonal-operator/operator/internal/httpserve"
 )
 
 // Defaults applied by [Options] fields left empty.
@@ -71,10 +72,7 @@ type Server struct {
 	auth     *authFilter
 	now      func() time.Time
 
-	mu   sync.Mutex // guards what follows
-	srv  *http.Server
-	addr net.Addr
-	done chan struct{} // closed when the serving goroutine has returned
+	http *httpserve.Server
 }
 
 // New returns a server for gatherer; client is needed (and used) only in
@@ -87,7 +85,7 @@ func New(opts Options, gatherer prometheus.Gatherer, client kubernetes.Interface
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now}
+	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, http: httpserve.New("metrics server", log)}
 	if s.Disabled() {
 		return s, nil
 	}
@@ -125,11 +123,6 @@ func (s *Server) Start(context.Context) error {
 	if s.Disabled() {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.srv != nil {
-		return errors.New("metrics server: already started")
-	}
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -145,24 +138,10 @@ func (s *Server) Start(context.Context) error {
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert}
 		srv.Protocols.SetHTTP2(s.opts.EnableHTTP2)
 	}
-	ln, err := net.Listen("tcp", s.opts.BindAddress)
-	if err != nil {
-		return fmt.Errorf("metrics server: listen on %s: %w", s.opts.BindAddress, err)
+	if err := s.http.Start(s.opts.BindAddress, srv, s.opts.Secure); err != nil {
+		return err
 	}
-	s.srv, s.addr, s.done = srv, ln.Addr(), make(chan struct{})
-	go func(done chan struct{}) {
-		defer close(done)
-		var err error
-		if s.opts.Secure {
-			err = srv.ServeTLS(ln, "", "")
-		} else {
-			err = srv.Serve(ln)
-		}
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("metrics server stopped serving", zap.Error(err))
-		}
-	}(s.done)
-	s.log.Info("serving metrics", zap.String("address", s.addr.String()), zap.Bool("secure", s.opts.Secure))
+	s.log.Info("serving metrics", zap.String("address", s.http.Addr().String()), zap.Bool("secure", s.opts.Secure))
 	return nil
 }
 
@@ -183,29 +162,8 @@ func (s *Server) certificates() (func(*tls.ClientHelloInfo) (*tls.Certificate, e
 
 // Addr is the address the server listens on once started (useful with
 // ":0"), nil before.
-func (s *Server) Addr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.addr
-}
+func (s *Server) Addr() net.Addr { return s.http.Addr() }
 
 // Stop finishes in-flight scrapes and closes the listener, or gives up
 // when ctx ends.
-func (s *Server) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	srv, done := s.srv, s.done
-	s.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
-	if err := srv.Shutdown(ctx); err != nil {
-		_ = srv.Close()
-		return fmt.Errorf("metrics server: shutdown: %w", err)
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("metrics server: shutdown: %w", ctx.Err())
-	}
-}
+func (s *Server) Stop(ctx context.Context) error { return s.http.Stop(ctx) }

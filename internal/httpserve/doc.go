@@ -1,0 +1,8 @@
+// Package httpserve runs one http.Server with the lifecycle every server of
+// the operator wants: Start opens the listener itself, so a taken port fails
+// start-up instead of a background goroutine; serving runs in the
+// background; Stop drains in-flight requests within the caller's deadline.
+//
+// It is a library shared by the metrics, health and webhook adapters, not an
+// adapter: it knows no port and no Kubernetes type.
+package httpserve
