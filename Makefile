@@ -48,3 +48,24 @@ docker-build: ## Build the container image $(IMG) (needs a Docker engine).
 .PHONY: clean
 clean: ## Remove the operator binary and local run state (keeps the control plane binaries).
 	rm -rf $(BIN)/operator $(CURDIR)/.run
+
+CONTROLLER_GEN := go tool controller-gen
+CRD_BASES      := config/crd/bases
+
+.PHONY: generate
+generate: ## Regenerate deepcopy (api/...) and the CRD bases (config/crd/bases) with controller-gen.
+	$(CONTROLLER_GEN) object paths=./api/...
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_BASES)
+
+.PHONY: verify
+verify: ## Fail when generated files are stale (regenerates into a temp copy and diffs).
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	mkdir -p "$$tmp/crd" "$$tmp/api"; \
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config="$$tmp/crd" || exit 1; \
+	diff -ru $(CRD_BASES) "$$tmp/crd" || { echo "config/crd/bases is stale: run make generate"; exit 1; }; \
+	for d in $$(find api -name zz_generated.deepcopy.go -exec dirname {} \;); do \
+		mkdir -p "$$tmp/api/$$d"; cp "$$d/zz_generated.deepcopy.go" "$$tmp/api/$$d/"; done; \
+	$(CONTROLLER_GEN) object paths=./api/... || exit 1; \
+	stale=0; for f in $$(find api -name zz_generated.deepcopy.go); do \
+		if ! diff -u "$$tmp/api/$$f" "$$f"; then stale=1; cp "$$tmp/api/$$f" "$$f"; fi; done; \
+	if [ $$stale = 1 ]; then echo "deepcopy is stale: run make generate"; exit 1; fi

@@ -103,6 +103,7 @@ func Options(cfg config.Config) fx.Option {
 		clock.Module,
 		controller.Module,
 		controllers(cfg),
+		chaosPodOptions(cfg),
 	)
 }
 

@@ -104,6 +104,17 @@ func decodeAll(r io.Reader, source string) ([]*unstructured.Unstructured, error)
 // Apply server-side applies objects (with force, as their only manager),
 // resolving each kind through discovery.
 func (cp *ControlPlane) Apply(ctx context.Context, objs ...*unstructured.Unstructured) error {
+	return cp.apply(ctx, nil, objs)
+}
+
+// DryRunApply is Apply with server-side dry run: the API server validates,
+// defaults and admits every object, and persists none. Namespaced objects
+// need their namespace to exist.
+func (cp *ControlPlane) DryRunApply(ctx context.Context, objs ...*unstructured.Unstructured) error {
+	return cp.apply(ctx, []string{metav1.DryRunAll}, objs)
+}
+
+func (cp *ControlPlane) apply(ctx context.Context, dryRun []string, objs []*unstructured.Unstructured) error {
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	if err != nil {
 		return err
@@ -136,7 +147,7 @@ func (cp *ControlPlane) Apply(ctx context.Context, objs ...*unstructured.Unstruc
 			ri = dyn.Resource(mapping.Resource).Namespace(ns)
 		}
 		if _, err := ri.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-			FieldManager: fieldManager, Force: new(true),
+			FieldManager: fieldManager, Force: new(true), DryRun: dryRun,
 		}); err != nil {
 			return fmt.Errorf("apply %s %s: %w", gvk.Kind, obj.GetName(), err)
 		}

@@ -230,7 +230,7 @@ current-context: c
 func TestGracefulStopOnSIGTERM(t *testing.T) {
 	t.Parallel()
 	cp := controlplane.StartT(t, controlplane.Options{})
-	p := runOperatorAgainst(t, cp, "--shutdown-timeout=10s")
+	p := runOperatorAgainst(t, cp, "--shutdown-timeout=10s", "--controllers=replicaset")
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, 0, p.wait(t, 15*time.Second))
 }

@@ -1,7 +1,8 @@
 // Command localcluster is `make run`: it starts a local control plane (etcd,
 // kube-apiserver, kube-controller-manager), installs what the operator needs
 // from config/ with webhooks pointed at the local process, starts
-// bin/operator against it and prints how to use it. Ctrl-C stops
+// bin/operator against it as the ServiceAccount of config/rbac (so a
+// missing permission shows up here first) and prints how to use it. Ctrl-C stops
 // everything; state lives in the --state folder.
 package main
 
@@ -18,6 +19,12 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
@@ -75,6 +82,11 @@ func run(bin, state string) error {
 		return err
 	}
 
+	kubeconfig, err := operatorKubeconfig(ctx, cp, root, state)
+	if err != nil {
+		return err
+	}
+
 	logPath := filepath.Join(state, "operator.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -82,7 +94,9 @@ func run(bin, state string) error {
 	}
 	defer func() { _ = logFile.Close() }()
 	operator := exec.Command(filepath.Join(bin, "operator"),
-		"--kubeconfig="+cp.KubeconfigPath,
+		"--kubeconfig="+kubeconfig,
+		"--leader-elect",
+		"--leader-election-namespace="+operatorNamespace,
 		"--webhook-port="+strconv.Itoa(webhookPort),
 		"--webhook-cert-dir="+certDir,
 		"--metrics-bind-address=127.0.0.1:"+strconv.Itoa(metricsPort),
@@ -90,6 +104,7 @@ func run(bin, state string) error {
 		"--health-probe-bind-address=127.0.0.1:"+strconv.Itoa(healthPort),
 		"--zap-encoder=console",
 	)
+	operator.Env = append(os.Environ(), "POD_NAMESPACE="+operatorNamespace)
 	operator.Stdout, operator.Stderr = logFile, logFile
 	operator.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := operator.Start(); err != nil {
@@ -99,7 +114,7 @@ func run(bin, state string) error {
 	go func() { exited <- operator.Wait() }()
 
 	kubectl := filepath.Join(bin, "kubectl") + " --kubeconfig " + cp.KubeconfigPath
-	fmt.Printf(`▸ operator running (log: %s)
+	fmt.Printf(`▸ operator running as %s/%s (log: %s)
   metrics  http://127.0.0.1:%d/metrics
   health   http://127.0.0.1:%d/readyz
 
@@ -109,7 +124,7 @@ func run(bin, state string) error {
     %s get events
 
   Ctrl-C stops the operator and the control plane.
-`, logPath, metricsPort, healthPort, kubectl, kubectl, kubectl)
+`, operatorNamespace, operatorServiceAccount, logPath, metricsPort, healthPort, kubectl, kubectl, kubectl)
 
 	select {
 	case err := <-exited:
@@ -136,13 +151,61 @@ func install(ctx context.Context, cp *controlplane.ControlPlane, root string, se
 		}
 		fmt.Println("  installed the CRDs from config/crd")
 	}
-	if dir := filepath.Join(root, "config", "webhook"); exists(dir) {
+	// From config/default, so the configurations have the names they are
+	// deployed with (and that config/rbac's rules name).
+	if dir := filepath.Join(root, "config", "default"); exists(dir) {
 		if _, err := cp.InstallWebhooks(ctx, dir, server); err != nil {
 			return err
 		}
-		fmt.Println("  installed the webhook configurations from config/webhook")
+		fmt.Println("  installed the webhook configurations from config/webhook (as config/default names them)")
 	}
 	return nil
+}
+
+// Where config/default deploys the operator, and as whom it runs.
+const (
+	operatorNamespace      = "hexagonal-operator-system"
+	operatorServiceAccount = "hexagonal-operator-controller-manager"
+	// tokenLifetime bounds a `make run` session: the operator reads its
+	// token once, from the kubeconfig.
+	tokenLifetime = 24 * time.Hour
+)
+
+// operatorKubeconfig applies config/rbac as config/default deploys it and
+// writes a kubeconfig with a token of the operator's ServiceAccount, so the
+// local operator has exactly the permissions it has in a cluster.
+func operatorKubeconfig(ctx context.Context, cp *controlplane.ControlPlane, root, state string) (string, error) {
+	objs, err := controlplane.Manifests(filepath.Join(root, "config", "default"))
+	if err != nil {
+		return "", err
+	}
+	var rbac []*unstructured.Unstructured
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":
+			rbac = append(rbac, o)
+		}
+	}
+	if err := cp.Apply(ctx, rbac...); err != nil {
+		return "", fmt.Errorf("install RBAC: %w", err)
+	}
+	tr, err := cp.Clientset().CoreV1().ServiceAccounts(operatorNamespace).CreateToken(ctx, operatorServiceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(tokenLifetime.Seconds()))}},
+		metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("token for %s/%s: %w", operatorNamespace, operatorServiceAccount, err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cp.Config.Host, CertificateAuthorityData: cp.CACert()}
+	kc.AuthInfos["operator"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	kc.Contexts["operator"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "operator", Namespace: operatorNamespace}
+	kc.CurrentContext = "operator"
+	path := filepath.Join(state, "operator.kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return "", err
+	}
+	fmt.Println("  installed the RBAC from config/rbac; the operator runs as its ServiceAccount")
+	return path, nil
 }
 
 func exists(path string) bool {

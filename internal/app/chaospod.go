@@ -1,0 +1,90 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+
+	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/adapters/controller"
+	"github.com/hexagonal-operator/operator/internal/adapters/kube"
+	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/config"
+	"github.com/hexagonal-operator/operator/internal/domain/admission"
+	"github.com/hexagonal-operator/operator/internal/domain/chaospod"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// chaosPodOptions wires the ChaosPod workload: its admission rules always
+// (webhooks serve on every replica, whatever --controllers says), and its
+// cache, writers, reconciler and controller when cfg runs "chaospod".
+func chaosPodOptions(cfg config.Config) fx.Option {
+	opts := []fx.Option{
+		fx.Provide(
+			fx.Annotate(admission.NewChaosPodDefaulter, fx.As(new(ports.ChaosPodDefaulter))),
+			fx.Annotate(admission.NewChaosPodValidator, fx.As(new(ports.ChaosPodValidator))),
+			fx.Annotate(webhook.ChaosPodHooks, fx.ResultTags(`group:"webhooks,flatten"`)),
+		),
+	}
+	if cfg.Runs(config.ControllerChaosPod) {
+		opts = append(opts,
+			fx.Provide(
+				fx.Private,
+				fx.Annotate(cache.NewChaosPodCache,
+					fx.OnStart(func(ctx context.Context, c *cache.ChaosPodCache) error { return c.Start(ctx) }),
+					fx.OnStop(func(ctx context.Context, c *cache.ChaosPodCache) error { return c.Stop(ctx) })),
+				kube.NewChaosPodWriter,
+				kube.NewPodWriter,
+				newChaosPodReconciler,
+			),
+			fx.Provide(
+				fx.Annotate(func(c *cache.ChaosPodCache) ports.HealthCheck { return c }, fx.ResultTags(`group:"readyz"`)),
+				fx.Annotate(newChaosPodController,
+					fx.ParamTags(``, ``, ``, ``, `name:"pod"`),
+					fx.ResultTags(controller.GroupControllers)),
+			),
+			fx.Invoke(chaosPodCRDCheck),
+		)
+	}
+	return fx.Module("chaospod", opts...)
+}
+
+func newChaosPodReconciler(cp *cache.ChaosPodCache, cw *kube.ChaosPodWriter, pods *cache.Cache, pw *kube.PodWriter,
+	events ports.EventRecorder, clock ports.Clock,
+) (*chaospod.Reconciler, error) {
+	return chaospod.New(cp, cw, pods, pw, events, clock)
+}
+
+// newChaosPodController watches ChaosPods and the Pods they control.
+func newChaosPodController(cfg config.Config, d controller.Deps, r *chaospod.Reconciler, chaosPods *cache.ChaosPodCache, pods ports.Source) (*controller.Controller, error) {
+	return controller.NewBuilder(config.ControllerChaosPod, d).
+		For(chaosPods).
+		Owns(pods, chaosv1.GroupKind).
+		Workers(cfg.ChaosPodWorkers).
+		Complete(r)
+}
+
+// chaosPodCRDCheck fails start-up with one clear line when the ChaosPod
+// CRD is missing (SPEC §2), instead of an informer that retries forever.
+func chaosPodCRDCheck(lc fx.Lifecycle, cfg config.Config, dyn dynamic.Interface, log *zap.Logger) {
+	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		_, err := dyn.Resource(chaosv1.GroupVersionResource).Namespace(cfg.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("missing CRD chaospods.%s: install config/crd or run without the chaospod controller (--controllers=replicaset)", chaosv1.GroupName)
+		}
+		if err != nil {
+			return fmt.Errorf("check CRD chaospods.%s: %w", chaosv1.GroupName, err)
+		}
+		log.Info("crd installed", zap.String("name", "chaospods."+chaosv1.GroupName))
+		return nil
+	}})
+}

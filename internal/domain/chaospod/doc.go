@@ -1,0 +1,26 @@
+// Package chaospod holds the ChaosPod reconciler: each ChaosPod runs one Pod
+// named like itself, stops it at spec.nextStop and starts a new one.
+//
+// # Cycle
+//
+// No Pod → create it from spec.template with a controller owner reference
+// to the ChaosPod, then record the run: spec.nextStop = now + interval and
+// status.lastRun = the Pod's creation time (status through the status
+// subresource). Pod exists and nextStop has passed → delete it (the delete
+// event brings the next reconcile, which re-creates it). Pod exists and
+// nextStop is in the future → requeue for exactly nextStop − now, read from
+// ports.Clock so tests can pin time.
+//
+// The interval is v2's spec.stop.interval, which v1 keeps in the
+// chaosapps.metamagical.io/stop-interval annotation; a v1 object without it
+// gets a random 10s or 20s, as the original example does.
+//
+// # Conflicts and retries
+//
+// Writes are optimistic (resourceVersion): a conflict is returned, the loop
+// retries with back-off, and the retry starts from a fresh read, so an edit
+// someone else made meanwhile is kept, never overwritten. A run whose Pod
+// exists but is not yet recorded (status.lastRun differs from the Pod's
+// creation time, e.g. because the spec write conflicted) is recorded rather
+// than stopped, which makes every step safe to repeat.
+package chaospod

@@ -1,0 +1,194 @@
+package chaospod
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Event reasons.
+const (
+	ReasonPodCreated = "PodCreated"
+	ReasonPodStopped = "PodStopped"
+)
+
+// Reconciler runs the ChaosPod Pod cycle. Build it with New.
+type Reconciler struct {
+	chaosPods ports.ChaosPodReader
+	chaosW    ports.ChaosPodWriter
+	pods      ports.PodReader
+	podW      ports.PodWriter
+	events    ports.EventRecorder
+	clock     ports.Clock
+	// coin picks the interval of a v1 ChaosPod without one.
+	coin func() bool
+}
+
+var _ ports.Reconciler = (*Reconciler)(nil)
+
+// New returns a Reconciler. Every dependency is required.
+func New(chaosPods ports.ChaosPodReader, chaosWriter ports.ChaosPodWriter, pods ports.PodReader,
+	podWriter ports.PodWriter, events ports.EventRecorder, clock ports.Clock,
+) (*Reconciler, error) {
+	if chaosPods == nil || chaosWriter == nil || pods == nil || podWriter == nil || events == nil || clock == nil {
+		return nil, errors.New("chaospod reconciler: chaospod reader and writer, pod reader and writer, event recorder and clock are required")
+	}
+	return &Reconciler{
+		chaosPods: chaosPods, chaosW: chaosWriter, pods: pods, podW: podWriter, events: events, clock: clock,
+		coin: func() bool { return rand.N(2) == 0 },
+	}, nil
+}
+
+// Interval is how long each Pod of cp lives: the stop-interval annotation
+// when it parses to a positive duration, else 10s or 20s by coin.
+func Interval(cp *chaosv1.ChaosPod, coin func() bool) time.Duration {
+	if raw, ok := cp.Annotations[chaosv1.StopIntervalAnnotation]; ok {
+		if d, err := time.ParseDuration(raw); err == nil && d > 0 {
+			return d
+		}
+	}
+	if coin() {
+		return 10 * time.Second
+	}
+	return 20 * time.Second
+}
+
+// Reconcile moves the ChaosPod req one step through its cycle.
+func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Result, error) {
+	key := req.NamespacedName
+	cp, err := r.chaosPods.GetChaosPod(ctx, key)
+	if errors.Is(err, ports.ErrNotFound) {
+		return ports.Result{}, nil // its Pod goes with it (owner reference)
+	}
+	if err != nil {
+		return ports.Result{}, fmt.Errorf("get chaospod %s: %w", key, err)
+	}
+	if cp.DeletionTimestamp != nil {
+		return ports.Result{}, nil
+	}
+	pod, err := r.pods.GetPod(ctx, key)
+	switch {
+	case errors.Is(err, ports.ErrNotFound):
+		return r.startPod(ctx, cp)
+	case err != nil:
+		return ports.Result{}, fmt.Errorf("get pod %s: %w", key, err)
+	}
+	if ref := metav1.GetControllerOfNoCopy(pod); ref == nil || ref.UID != cp.UID {
+		return ports.Result{}, ports.Terminal(fmt.Errorf("pod %s exists and is not controlled by chaospod %s", key, key))
+	}
+	if pod.DeletionTimestamp != nil {
+		return ports.Result{}, nil // stopping; its deletion brings the next reconcile
+	}
+	now := r.clock.Now()
+	if !recorded(cp, pod) {
+		return r.recordRun(ctx, cp, pod.CreationTimestamp, now)
+	}
+	if cp.Spec.NextStop == nil {
+		return r.recordRun(ctx, cp, pod.CreationTimestamp, now)
+	}
+	if wait := cp.Spec.NextStop.Sub(now); wait > 0 {
+		return ports.Result{RequeueAfter: wait}, nil
+	}
+	err = r.podW.DeletePod(ctx, key, pod.UID)
+	switch {
+	case errors.Is(err, ports.ErrNotFound), errors.Is(err, ports.ErrConflict):
+		return ports.Result{}, nil // gone or replaced meanwhile; events follow
+	case err != nil:
+		return ports.Result{}, fmt.Errorf("stop pod %s: %w", key, err)
+	}
+	r.events.Eventf(cp, ports.EventTypeNormal, ReasonPodStopped, "Delete", "Stopped pod %s", key.Name)
+	return ports.Result{}, nil
+}
+
+// recorded reports whether status.lastRun already names pod's run.
+func recorded(cp *chaosv1.ChaosPod, pod *metav1.PartialObjectMetadata) bool {
+	return cp.Status.LastRun != nil && cp.Status.LastRun.Equal(&pod.CreationTimestamp)
+}
+
+func (r *Reconciler) startPod(ctx context.Context, cp *chaosv1.ChaosPod) (ports.Result, error) {
+	key := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}
+	created, err := r.podW.CreatePod(ctx, PodFor(cp))
+	switch {
+	case errors.Is(err, ports.ErrAlreadyExists):
+		// The cache has not seen it yet; its add event brings a retry.
+		return ports.Result{}, nil
+	case errors.Is(err, ports.ErrInvalid):
+		return ports.Result{}, ports.Terminal(fmt.Errorf("create pod %s: %w", key, err))
+	case err != nil:
+		return ports.Result{}, fmt.Errorf("create pod %s: %w", key, err)
+	}
+	r.events.Eventf(cp, ports.EventTypeNormal, ReasonPodCreated, "Create", "Created pod %s", key.Name)
+	return r.recordRun(ctx, cp, created.CreationTimestamp, r.clock.Now())
+}
+
+// recordRun writes spec.nextStop (unless this run's stop is already there)
+// and status.lastRun = created, then requeues for the stop.
+func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, created metav1.Time, now time.Time) (ports.Result, error) {
+	key := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}
+	interval := Interval(cp, r.coin)
+	next := cp.DeepCopy()
+	stop := now.Add(interval)
+	// A nextStop after the Pod's creation and no later than now+interval
+	// was written for this run already (by an earlier, interrupted
+	// attempt) or moved earlier by a user: keep it.
+	if ns := cp.Spec.NextStop; ns != nil && ns.After(created.Time) && !ns.After(stop) {
+		stop = ns.Time
+	} else {
+		next.Spec.NextStop = &metav1.Time{Time: stop}
+		updated, err := r.chaosW.UpdateChaosPod(ctx, next)
+		if err != nil {
+			return ports.Result{}, writeErr("set nextStop of chaospod", key, err)
+		}
+		next = updated.DeepCopy()
+	}
+	if next.Status.LastRun == nil || !next.Status.LastRun.Equal(&created) {
+		next.Status.LastRun = created.DeepCopy()
+		if _, err := r.chaosW.UpdateChaosPodStatus(ctx, next); err != nil {
+			return ports.Result{}, writeErr("set lastRun of chaospod", key, err)
+		}
+	}
+	return ports.Result{RequeueAfter: max(stop.Sub(now), 0)}, nil
+}
+
+func writeErr(what string, key types.NamespacedName, err error) error {
+	if errors.Is(err, ports.ErrNotFound) {
+		return nil
+	}
+	if errors.Is(err, ports.ErrInvalid) {
+		return ports.Terminal(fmt.Errorf("%s %s: %w", what, key, err))
+	}
+	return fmt.Errorf("%s %s: %w", what, key, err)
+}
+
+// PodFor is the Pod a ChaosPod runs: its name and namespace, the template's
+// labels, annotations and spec, and a controller owner reference so that
+// garbage collection deletes the Pod with the ChaosPod.
+func PodFor(cp *chaosv1.ChaosPod) *corev1.Pod {
+	t := cp.Spec.Template.DeepCopy()
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        cp.Name,
+			Namespace:   cp.Namespace,
+			Labels:      t.Labels,
+			Annotations: t.Annotations,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         chaosv1.SchemeGroupVersion.String(),
+				Kind:               chaosv1.Kind,
+				Name:               cp.Name,
+				UID:                cp.UID,
+				Controller:         new(true),
+				BlockOwnerDeletion: new(true),
+			}},
+		},
+		Spec: t.Spec,
+	}
+}

@@ -1,0 +1,199 @@
+package chaospod_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+	"github.com/hexagonal-operator/operator/internal/adapters/memory"
+	"github.com/hexagonal-operator/operator/internal/domain/chaospod"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+var key = types.NamespacedName{Namespace: "ns", Name: "chaos"}
+
+type world struct {
+	clock     *memory.Clock
+	chaosPods *memory.ChaosPodStore
+	pods      *memory.PodStore
+	events    *memory.EventRecorder
+	r         *chaospod.Reconciler
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{
+		clock:     memory.NewClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)),
+		chaosPods: memory.NewChaosPodStore(),
+		events:    memory.NewEventRecorder(),
+	}
+	w.pods = memory.NewPodStore(w.clock)
+	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.pods, w.pods, w.events, w.clock)
+	require.NoError(t, err)
+	w.r = r
+	return w
+}
+
+func chaosPod(interval string) *chaosv1.ChaosPod {
+	cp := &chaosv1.ChaosPod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if interval != "" {
+		cp.Annotations = map[string]string{chaosv1.StopIntervalAnnotation: interval}
+	}
+	cp.Spec.Template.Labels = map[string]string{"app": "chaos"}
+	cp.Spec.Template.Annotations = map[string]string{"note": "x"}
+	cp.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox"}}
+	return cp
+}
+
+func (w *world) reconcile(t *testing.T) ports.Result {
+	t.Helper()
+	res, err := w.r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
+	require.NoError(t, err)
+	return res
+}
+
+func TestCycleCreateRequeueStopRecreate(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	stored, err := w.chaosPods.Create(chaosPod("3s"))
+	require.NoError(t, err)
+	start := w.clock.Now()
+
+	// No Pod: create it, record the run, requeue exactly at nextStop.
+	res := w.reconcile(t)
+	assert.Equal(t, 3*time.Second, res.RequeueAfter)
+	pod, err := w.pods.GetPod(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"app": "chaos"}, pod.Labels)
+	assert.Equal(t, map[string]string{"note": "x"}, pod.Annotations)
+	owner := metav1.GetControllerOf(pod)
+	require.NotNil(t, owner)
+	assert.Equal(t, stored.UID, owner.UID)
+	assert.Equal(t, "ChaosPod", owner.Kind)
+	assert.Equal(t, "chaosapps.metamagical.io/v1", owner.APIVersion)
+	cp, err := w.chaosPods.Get(key)
+	require.NoError(t, err)
+	require.NotNil(t, cp.Spec.NextStop)
+	assert.True(t, cp.Spec.NextStop.Time.Equal(start.Add(3*time.Second)))
+	require.NotNil(t, cp.Status.LastRun)
+	assert.True(t, cp.Status.LastRun.Equal(&pod.CreationTimestamp))
+	assert.Equal(t, []string{chaospod.ReasonPodCreated}, w.events.Reasons())
+
+	// Before nextStop: nothing changes, requeue for the rest.
+	w.clock.Advance(time.Second)
+	res = w.reconcile(t)
+	assert.Equal(t, 2*time.Second, res.RequeueAfter)
+	again, err := w.pods.GetPod(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, pod.UID, again.UID)
+
+	// At nextStop: the Pod is stopped.
+	w.clock.Advance(2 * time.Second)
+	res = w.reconcile(t)
+	assert.Zero(t, res.RequeueAfter)
+	_, err = w.pods.GetPod(context.Background(), key)
+	require.ErrorIs(t, err, ports.ErrNotFound)
+	assert.Equal(t, []string{chaospod.ReasonPodCreated, chaospod.ReasonPodStopped}, w.events.Reasons())
+
+	// Next reconcile: a new Pod and a new nextStop.
+	w.clock.Advance(100 * time.Millisecond)
+	res = w.reconcile(t)
+	assert.Equal(t, 3*time.Second, res.RequeueAfter)
+	fresh, err := w.pods.GetPod(context.Background(), key)
+	require.NoError(t, err)
+	assert.NotEqual(t, pod.UID, fresh.UID)
+	cp, err = w.chaosPods.Get(key)
+	require.NoError(t, err)
+	assert.True(t, cp.Spec.NextStop.Time.Equal(w.clock.Now().Add(3*time.Second)))
+}
+
+func TestV1WithoutIntervalGetsTenOrTwentySeconds(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	_, err := w.chaosPods.Create(chaosPod(""))
+	require.NoError(t, err)
+	res := w.reconcile(t)
+	assert.Contains(t, []time.Duration{10 * time.Second, 20 * time.Second}, res.RequeueAfter)
+}
+
+func TestNotFoundIsDone(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	res := w.reconcile(t)
+	assert.Zero(t, res)
+	assert.Empty(t, w.pods.List())
+	assert.Empty(t, w.events.Events())
+}
+
+func TestConflictIsReturnedAndRetryKeepsUserEdits(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	_, err := w.chaosPods.Create(chaosPod("5s"))
+	require.NoError(t, err)
+	w.chaosPods.FailNextWrites(1)
+
+	_, err = w.r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
+	require.ErrorIs(t, err, ports.ErrConflict)
+
+	// Someone edits the ChaosPod meanwhile.
+	cp, err := w.chaosPods.Get(key)
+	require.NoError(t, err)
+	cp.Labels = map[string]string{"edited": "by-user"}
+	_, err = w.chaosPods.UpdateChaosPod(context.Background(), cp)
+	require.NoError(t, err)
+
+	// The retry records the run (the Pod exists already) without
+	// stopping it and without losing the edit.
+	res := w.reconcile(t)
+	assert.Equal(t, 5*time.Second, res.RequeueAfter)
+	cp, err = w.chaosPods.Get(key)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"edited": "by-user"}, cp.Labels)
+	require.NotNil(t, cp.Status.LastRun)
+	assert.Len(t, w.pods.List(), 1)
+}
+
+func TestForeignPodIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	_, err := w.chaosPods.Create(chaosPod("5s"))
+	require.NoError(t, err)
+	_, err = w.pods.CreatePod(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+	require.NoError(t, err)
+
+	_, err = w.r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
+	require.Error(t, err)
+	assert.True(t, ports.IsTerminal(err))
+	assert.Len(t, w.pods.List(), 1)
+}
+
+func TestUserMovedNextStopIsHonoured(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	_, err := w.chaosPods.Create(chaosPod("5s"))
+	require.NoError(t, err)
+	w.reconcile(t)
+
+	cp, err := w.chaosPods.Get(key)
+	require.NoError(t, err)
+	later := metav1.NewTime(w.clock.Now().Add(30 * time.Minute))
+	cp.Spec.NextStop = &later
+	_, err = w.chaosPods.UpdateChaosPod(context.Background(), cp)
+	require.NoError(t, err)
+
+	res := w.reconcile(t)
+	assert.Equal(t, 30*time.Minute, res.RequeueAfter)
+}
+
+func TestNewRequiresEveryDependency(t *testing.T) {
+	t.Parallel()
+	_, err := chaospod.New(nil, nil, nil, nil, nil, nil)
+	require.Error(t, err)
+}
