@@ -22,15 +22,22 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// chaosPodOptions wires the ChaosPod workload: its admission rules always
-// (webhooks serve on every replica, whatever --controllers says), and its
-// cache, writers, reconciler and controller when cfg runs "chaospod".
+// chaosPodOptions wires the ChaosPod workload: its admission rules and
+// conversion always (webhooks serve on every replica, whatever
+// --controllers says), and its cache, writers, reconciler and controller
+// when cfg runs "chaospod".
 func chaosPodOptions(cfg config.Config) fx.Option {
 	opts := []fx.Option{
 		fx.Provide(
 			fx.Annotate(admission.NewChaosPodDefaulter, fx.As(new(ports.ChaosPodDefaulter))),
 			fx.Annotate(admission.NewChaosPodValidator, fx.As(new(ports.ChaosPodValidator))),
 			fx.Annotate(webhook.ChaosPodHooks, fx.ResultTags(`group:"webhooks,flatten"`)),
+			fx.Annotate(webhook.ChaosPodConversion, fx.ResultTags(`group:"webhook-conversions"`)),
+			// In self cert mode the CRD's conversion config trusts the
+			// operator's CA like the webhook configurations do.
+			fx.Annotate(func(dyn dynamic.Interface) webhook.CABundleTarget {
+				return webhook.CRDConversionTarget(dyn, webhook.ChaosPodCRDName)
+			}, fx.ResultTags(`group:"webhook-ca-targets"`)),
 		),
 	}
 	if cfg.Runs(config.ControllerChaosPod) {

@@ -10,8 +10,11 @@
 //
 // # Conversion
 //
-// [ToHub] and [FromHub] are pure functions between v2 and the v1 hub; the
-// operator's /convert webhook calls them.
+// [ToHub] and [FromHub] are pure functions between v2 and the v1 hub for
+// Go callers. [ToHubJSON] and [FromHubJSON] make the same changes on an
+// object decoded from JSON, moving the renamed fields and nothing else; the
+// operator's /convert webhook uses them, so the API server stores exactly
+// what a client wrote.
 //
 // +kubebuilder:object:generate=true
 // +groupName=chaosapps.metamagical.io

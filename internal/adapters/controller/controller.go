@@ -207,6 +207,15 @@ func (c *Controller) run(waitCtx, workCtx context.Context, q queue) {
 	if err := c.cacheSync.WaitForSync(waitCtx); err != nil {
 		return // stopped before the caches synced
 	}
+	// A source with a cache of its own (one outside the shared cache, like
+	// a CRD's informer) is a gate too.
+	for _, w := range c.watches {
+		if s, ok := w.Source.(ports.CacheSync); ok {
+			if err := s.WaitForSync(waitCtx); err != nil {
+				return
+			}
+		}
+	}
 	c.log.Info("waiting for leadership")
 	select {
 	case <-c.leader.Elected():

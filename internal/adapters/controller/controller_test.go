@@ -211,6 +211,28 @@ func TestReconcileLogsCarryRequestAndReconcileID(t *testing.T) {
 	assert.NotNil(t, controller.LoggerFrom(context.Background()))
 }
 
+// syncedSource is a source with a cache of its own.
+type syncedSource struct {
+	*fakeSource
+	*fakeCacheSync
+}
+
+func TestWorkersWaitForSourcesWithTheirOwnCache(t *testing.T) {
+	t.Parallel()
+	e := newEnv()
+	src := syncedSource{newSource("Custom"), newCacheSync(false)}
+	r := newRecorder(func(context.Context, ports.Request, int) (ports.Result, error) { return ports.Result{}, nil })
+	c := build(t, e, "custom", src, 2, controller.Options{}, r)
+	start(t, c)
+
+	src.add(object("ns", "a"))
+	waitClosed(t, src.waiting, "the source's WaitForSync")
+	assert.Zero(t, r.total(), "no reconcile before the source's cache synced")
+
+	src.sync()
+	require.Eventually(t, func() bool { return r.total() == 1 }, waitFor, tick)
+}
+
 func TestWorkersWaitForCacheSyncThenLeadership(t *testing.T) {
 	t.Parallel()
 	e := newEnv()

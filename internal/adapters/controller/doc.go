@@ -48,9 +48,9 @@
 //
 // Start registers the handlers on the sources at once, so nothing that
 // happens meanwhile is lost, and returns. In the background the controller
-// waits for ports.CacheSync, then for ports.LeaderElector, and only then
-// starts its workers: no reconcile reads a half-filled cache, and only the
-// leader reconciles.
+// waits for ports.CacheSync (and for every source that is a ports.CacheSync
+// itself), then for ports.LeaderElector, and only then starts its workers:
+// no reconcile reads a half-filled cache, and only the leader reconciles.
 //
 // A worker takes a request, gives it a reconcile ID (a UUID), a logger with
 // the fields controller, namespace, name and reconcileID ([LoggerFrom],

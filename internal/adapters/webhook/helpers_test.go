@@ -60,7 +60,7 @@ func podHooks() []webhook.Hook {
 	return webhook.PodHooks(admission.NewPodAnnotator(), admission.NewPodValidator())
 }
 
-func startFixture(t testing.TB, hooks []webhook.Hook, mod func(*webhook.Options)) *fixture {
+func startFixture(t testing.TB, hooks []webhook.Hook, mod func(*webhook.Options), conversions ...webhook.Conversion) *fixture {
 	t.Helper()
 	ca, err := webhook.NewTestCA()
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ func startFixture(t testing.TB, hooks []webhook.Hook, mod func(*webhook.Options)
 	require.NoError(t, certs.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, certs.Stop(context.Background())) })
 	reg := prometheus.NewPedanticRegistry()
-	srv, err := webhook.New(opts, certs, hooks, reg, log)
+	srv, err := webhook.New(opts, certs, hooks, reg, log, conversions...)
 	require.NoError(t, err)
 	require.NoError(t, srv.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, srv.Stop(context.Background())) })
@@ -235,3 +235,13 @@ func gather(t testing.TB, g prometheus.Gatherer) map[string]float64 {
 type pemBlock = pem.Block
 
 func decodePEM(data []byte) (*pem.Block, []byte) { return pem.Decode(data) }
+
+func chaosPodHooks(t testing.TB) []webhook.Hook {
+	t.Helper()
+	c := &clock{now: time.Now()}
+	d, err := admission.NewChaosPodDefaulter(c)
+	require.NoError(t, err)
+	v, err := admission.NewChaosPodValidator(c)
+	require.NoError(t, err)
+	return webhook.ChaosPodHooks(d, v)
+}

@@ -22,8 +22,9 @@ import (
 //     ChaosPod's, join the same group);
 //   - *Server, started and stopped with the application;
 //   - the server's readiness ports.HealthCheck into the group "readyz";
-//   - extra CABundleTarget values are taken from the group
-//     "webhook-ca-targets" (the CRD's conversion config, later).
+//   - CRD conversion endpoints are taken from the group
+//     "webhook-conversions" (see ChaosPodConversion), extra CABundleTarget
+//     values from the group "webhook-ca-targets" (see CRDConversionTarget).
 var Module = fx.Module("webhook",
 	fx.Provide(
 		newCertSource,
@@ -72,16 +73,17 @@ func newCertSource(p certSourceParams) (ports.CertSource, error) {
 
 type serverParams struct {
 	fx.In
-	Lifecycle  fx.Lifecycle
-	Options    Options
-	Certs      ports.CertSource
-	Hooks      []Hook `group:"webhooks"`
-	Registerer prometheus.Registerer
-	Logger     *zap.Logger
+	Lifecycle   fx.Lifecycle
+	Options     Options
+	Certs       ports.CertSource
+	Hooks       []Hook       `group:"webhooks"`
+	Conversions []Conversion `group:"webhook-conversions"`
+	Registerer  prometheus.Registerer
+	Logger      *zap.Logger
 }
 
 func newServer(p serverParams) (*Server, error) {
-	s, err := New(p.Options, p.Certs, p.Hooks, p.Registerer, p.Logger.Named("webhook"))
+	s, err := New(p.Options, p.Certs, p.Hooks, p.Registerer, p.Logger.Named("webhook"), p.Conversions...)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,9 @@ const (
 	// an UPDATE carries the object and the old object, each up to the API
 	// server's 3 MiB request limit, plus the envelope.
 	DefaultMaxRequestBytes = 7 << 20
+	// DefaultMaxConversionBytes is larger: the API server converts a whole
+	// list in one ConversionReview.
+	DefaultMaxConversionBytes = 64 << 20
 	// DefaultCertPollInterval is how often external certificate files are
 	// re-read. A Secret volume takes up to a minute to change anyway.
 	DefaultCertPollInterval = 3 * time.Second
@@ -61,6 +64,8 @@ type Options struct {
 	EnableHTTP2 bool
 	// MaxRequestBytes bounds a request body; larger ones get 413.
 	MaxRequestBytes int64
+	// MaxConversionBytes bounds a ConversionReview body; larger ones get 413.
+	MaxConversionBytes int64
 
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
@@ -86,6 +91,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRequestBytes == 0 {
 		o.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if o.MaxConversionBytes == 0 {
+		o.MaxConversionBytes = DefaultMaxConversionBytes
 	}
 	if o.ReadHeaderTimeout == 0 {
 		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
@@ -113,7 +121,7 @@ func (o Options) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("certificate mode %q (want %s or %s)", o.CertMode, CertModeExternal, CertModeSelf))
 	}
-	if o.MaxRequestBytes < 0 {
+	if o.MaxRequestBytes < 0 || o.MaxConversionBytes < 0 {
 		errs = append(errs, errors.New("negative request size limit"))
 	}
 	if o.CertPollInterval < 0 {

@@ -25,15 +25,16 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Server is the HTTPS admission webhook server. Build it with New, then
-// Start and Stop it.
+// Server is the HTTPS admission and conversion webhook server. Build it
+// with New, then Start and Stop it.
 type Server struct {
-	opts    Options
-	certs   ports.CertSource
-	hooks   []Hook
-	log     *zap.Logger
-	metrics *metrics
-	mux     *http.ServeMux
+	opts        Options
+	certs       ports.CertSource
+	hooks       []Hook
+	conversions []Conversion
+	log         *zap.Logger
+	metrics     *metrics
+	mux         *http.ServeMux
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -41,9 +42,10 @@ type Server struct {
 	served chan struct{} // closed when Serve has returned
 }
 
-// New returns a server for hooks that presents certificates from certs and
-// records metrics on reg. It does no I/O; Start binds the port.
-func New(opts Options, certs ports.CertSource, hooks []Hook, reg prometheus.Registerer, logger *zap.Logger) (*Server, error) {
+// New returns a server for hooks and conversions that presents
+// certificates from certs and records metrics on reg. It does no I/O;
+// Start binds the port.
+func New(opts Options, certs ports.CertSource, hooks []Hook, reg prometheus.Registerer, logger *zap.Logger, conversions ...Conversion) (*Server, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("webhook server options: %w", err)
@@ -51,20 +53,30 @@ func New(opts Options, certs ports.CertSource, hooks []Hook, reg prometheus.Regi
 	if certs == nil || reg == nil || logger == nil {
 		return nil, errors.New("webhook server: certificate source, metrics registerer and logger are required")
 	}
-	if err := validateHooks(hooks); err != nil {
+	if err := errors.Join(validateHooks(hooks), validateConversions(conversions, hooks)); err != nil {
 		return nil, fmt.Errorf("webhook server: %w", err)
 	}
-	paths := make([]string, 0, len(hooks))
+	paths := make([]string, 0, len(hooks)+len(conversions))
 	for _, h := range hooks {
 		paths = append(paths, h.Path)
+	}
+	for _, c := range conversions {
+		paths = append(paths, c.Path)
 	}
 	m, err := newMetrics(reg, paths)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, certs: certs, hooks: append([]Hook(nil), hooks...), log: logger, metrics: m, mux: http.NewServeMux()}
+	s := &Server{
+		opts: opts, certs: certs, log: logger, metrics: m, mux: http.NewServeMux(),
+		hooks:       append([]Hook(nil), hooks...),
+		conversions: append([]Conversion(nil), conversions...),
+	}
 	for _, h := range s.hooks {
 		s.mux.Handle(h.Path, s.hookHandler(h))
+	}
+	for _, c := range s.conversions {
+		s.mux.Handle(c.Path, s.conversionHandler(c))
 	}
 	return s, nil
 }
@@ -113,7 +125,7 @@ func (s *Server) Start(ctx context.Context) error {
 			s.log.Error("webhook server stopped serving", zap.Error(err))
 		}
 	}(s.served)
-	s.log.Info("webhook server started", zap.String("address", s.addr.String()), zap.Bool("http2", s.opts.EnableHTTP2), zap.Int("hooks", len(s.hooks)))
+	s.log.Info("webhook server started", zap.String("address", s.addr.String()), zap.Bool("http2", s.opts.EnableHTTP2), zap.Int("hooks", len(s.hooks)), zap.Int("conversions", len(s.conversions)))
 	return nil
 }
 
@@ -146,6 +158,9 @@ func (s *Server) Addr() *net.TCPAddr {
 
 // Hooks returns the registration table the server serves.
 func (s *Server) Hooks() []Hook { return append([]Hook(nil), s.hooks...) }
+
+// Conversions returns the conversion endpoints the server serves.
+func (s *Server) Conversions() []Conversion { return append([]Conversion(nil), s.conversions...) }
 
 // httpErrorWriter sends net/http's own complaints (TLS handshake failures,
 // which is how a wrong caBundle shows up) to zap with a constant message.
@@ -199,25 +214,9 @@ func (s *Server) hookHandler(h Hook) http.Handler {
 // is no UID to answer to. *seen is set as soon as the request is decoded,
 // so a panic in the admitter is still logged with the request.
 func (s *Server) serve(ctx context.Context, h Hook, w http.ResponseWriter, r *http.Request, seen **admissionv1.AdmissionRequest) outcome {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		return outcome{code: http.StatusMethodNotAllowed, problem: "only POST is served"}
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return outcome{code: http.StatusUnsupportedMediaType, problem: fmt.Sprintf("content type %q is not served; send application/json", r.Header.Get("Content-Type"))}
-	}
-	if r.ContentLength > s.opts.MaxRequestBytes {
-		return outcome{code: http.StatusRequestEntityTooLarge, problem: fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, s.opts.MaxRequestBytes)}
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
-	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return outcome{code: http.StatusRequestEntityTooLarge, problem: fmt.Sprintf("request body exceeds the limit of %d bytes", s.opts.MaxRequestBytes)}
-		}
-		return outcome{code: http.StatusBadRequest, problem: fmt.Sprintf("read request body: %v", err)}
-	}
-	if len(body) == 0 {
-		return outcome{code: http.StatusBadRequest, problem: "empty request body; send an admission.k8s.io/v1 AdmissionReview"}
+	body, code, problem := s.readBody(w, r, s.opts.MaxRequestBytes, "an admission.k8s.io/v1 AdmissionReview")
+	if code != 0 {
+		return outcome{code: code, problem: problem}
 	}
 	var review admissionv1.AdmissionReview
 	if err := json.Unmarshal(body, &review); err != nil {
@@ -255,16 +254,48 @@ func (s *Server) write(w http.ResponseWriter, out outcome) int {
 		http.Error(w, out.problem, out.code)
 		return out.code
 	}
-	body, err := json.Marshal(out.review)
+	return writeJSON(w, out.code, out.review)
+}
+
+// readBody applies the transport rules every endpoint shares: POST, JSON,
+// a non-empty body within limit. A non-zero code is the HTTP error to send
+// with problem; what names the expected payload in that message.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) (body []byte, code int, problem string) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		return nil, http.StatusMethodNotAllowed, "only POST is served"
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q is not served; send application/json", r.Header.Get("Content-Type"))
+	}
+	if r.ContentLength > limit {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		http.Error(w, "encode AdmissionReview: "+err.Error(), http.StatusInternalServerError)
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit)
+		}
+		return nil, http.StatusBadRequest, fmt.Sprintf("read request body: %v", err)
+	}
+	if len(body) == 0 {
+		return nil, http.StatusBadRequest, "empty request body; send " + what
+	}
+	return body, 0, ""
+}
+
+// writeJSON sends v with code and returns the status code actually sent.
+func writeJSON(w http.ResponseWriter, code int, v any) int {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
 		return http.StatusInternalServerError
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(out.code)
+	w.WriteHeader(code)
 	_, _ = w.Write(body) // the API server went away: nothing left to tell it
-	return out.code
+	return code
 }
 
 // logRequest writes the one line per request: allowed requests at debug (a
