@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -107,24 +108,52 @@ func run(bin, state string) error {
 	operator.Env = append(os.Environ(), "POD_NAMESPACE="+operatorNamespace)
 	operator.Stdout, operator.Stderr = logFile, logFile
 	operator.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	fmt.Println("▸ starting the operator …")
+	started := time.Now()
 	if err := operator.Start(); err != nil {
 		return fmt.Errorf("start operator: %w", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- operator.Wait() }()
+	stopOperator := func() {
+		_ = operator.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(operatorStopGrace):
+			_ = operator.Process.Kill()
+			<-exited
+		}
+	}
+
+	// The instructions are printed once the operator is ready, so that
+	// `kubectl apply` right after them meets serving webhooks.
+	health := "http://127.0.0.1:" + strconv.Itoa(healthPort)
+	switch err := waitReady(ctx, health+"/readyz", exited); {
+	case errors.Is(err, errExited):
+		return fmt.Errorf("%w (see %s)", err, logPath)
+	case err != nil && ctx.Err() == nil:
+		stopOperator()
+		return fmt.Errorf("%w (see %s)", err, logPath)
+	case err != nil: // Ctrl-C while starting
+		fmt.Println("\n▸ stopping the operator …")
+		stopOperator()
+		return nil
+	}
 
 	kubectl := filepath.Join(bin, "kubectl") + " --kubeconfig " + cp.KubeconfigPath
-	fmt.Printf(`▸ operator running as %s/%s (log: %s)
+	fmt.Printf(`▸ operator ready as %s/%s (%s; log: %s)
   metrics  http://127.0.0.1:%d/metrics
-  health   http://127.0.0.1:%d/readyz
+  health   %s/readyz
 
   try it:
     %s apply -f config/samples/
     %s get replicasets --show-labels
+    %s get chaospods,pods
     %s get events
 
-  Ctrl-C stops the operator and the control plane.
-`, operatorNamespace, operatorServiceAccount, logPath, metricsPort, healthPort, kubectl, kubectl, kubectl)
+  %s
+`, operatorNamespace, operatorServiceAccount, time.Since(started).Round(100*time.Millisecond), logPath,
+		metricsPort, health, kubectl, kubectl, kubectl, kubectl, readyLine)
 
 	select {
 	case err := <-exited:
@@ -132,13 +161,7 @@ func run(bin, state string) error {
 	case <-ctx.Done():
 	}
 	fmt.Println("\n▸ stopping the operator …")
-	_ = operator.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(35 * time.Second):
-		_ = operator.Process.Kill()
-		<-exited
-	}
+	stopOperator()
 	return nil
 }
 
@@ -160,6 +183,43 @@ func install(ctx context.Context, cp *controlplane.ControlPlane, root string, se
 		fmt.Println("  installed the webhook configurations from config/webhook (as config/default names them)")
 	}
 	return nil
+}
+
+// readyLine ends what run prints once everything is up; tests wait for it.
+const readyLine = "Ctrl-C stops the operator and the control plane."
+
+// operatorStopGrace is how long the operator gets to stop on SIGTERM: a
+// little more than its default --shutdown-timeout.
+const operatorStopGrace = 35 * time.Second
+
+// operatorReadyTimeout bounds the wait for the operator's /readyz: caches
+// synced and webhooks serving.
+const operatorReadyTimeout = 60 * time.Second
+
+var errExited = errors.New("operator exited before it was ready")
+
+// waitReady polls url until it answers 200, the operator exits, ctx ends or
+// operatorReadyTimeout passes.
+func waitReady(ctx context.Context, url string, exited <-chan error) error {
+	timeout := time.After(operatorReadyTimeout)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		if resp, err := client.Get(url); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("%w: %v", errExited, err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout:
+			return fmt.Errorf("operator not ready after %s", operatorReadyTimeout)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // Where config/default deploys the operator, and as whom it runs.

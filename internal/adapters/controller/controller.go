@@ -315,6 +315,13 @@ func (c *Controller) process(ctx context.Context, q queue, req ports.Request) {
 	c.metrics.time.Observe(time.Since(start).Seconds())
 
 	switch {
+	case errors.Is(err, ports.ErrConflict) && !ports.IsTerminal(err):
+		// Optimistic concurrency at work: someone wrote the object after
+		// the cache was read. The retry reads the newer version; it is not
+		// a failure to alert on.
+		q.AddRateLimited(req)
+		c.metrics.total[resultRequeue].Inc()
+		log.Debug("reconcile conflicted, requeued", zap.Error(err))
 	case err != nil:
 		// The result is ignored with an error, as in controller-runtime:
 		// the back-off decides when the request comes back.

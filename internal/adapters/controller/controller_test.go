@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -48,8 +49,8 @@ func reconcileTotal(t *testing.T, e *env, name string) float64 {
 func TestReconcileOutcomes(t *testing.T) {
 	t.Parallel()
 	type want struct {
-		calls                                                    int
-		success, errors, requeueAfter, terminal, panics, retries float64
+		calls                                                             int
+		success, errors, requeueAfter, requeue, terminal, panics, retries float64
 	}
 	tests := []struct {
 		name string
@@ -90,6 +91,23 @@ func TestReconcileOutcomes(t *testing.T) {
 				return ports.Result{}, nil
 			},
 			want: want{calls: 2, errors: 1, success: 1, retries: 1},
+		},
+		{
+			name: "a conflict is retried without counting as an error",
+			fn: func(_ context.Context, _ ports.Request, n int) (ports.Result, error) {
+				if n == 1 {
+					return ports.Result{}, fmt.Errorf("update thing: %w", ports.ErrConflict)
+				}
+				return ports.Result{}, nil
+			},
+			want: want{calls: 2, requeue: 1, success: 1, retries: 1},
+		},
+		{
+			name: "a terminal conflict is an error",
+			fn: func(context.Context, ports.Request, int) (ports.Result, error) {
+				return ports.Result{}, ports.Terminal(ports.ErrConflict)
+			},
+			want: want{calls: 1, errors: 1, terminal: 1},
 		},
 		{
 			name: "a terminal error is not retried",
@@ -138,7 +156,7 @@ func TestReconcileOutcomes(t *testing.T) {
 			assert.Equal(t, w.success, metric(t, e.reg, "controller_runtime_reconcile_total", "controller", "things", "result", "success"), "success")
 			assert.Equal(t, w.errors, metric(t, e.reg, "controller_runtime_reconcile_total", "controller", "things", "result", "error"), "result error")
 			assert.Equal(t, w.requeueAfter, metric(t, e.reg, "controller_runtime_reconcile_total", "controller", "things", "result", "requeue_after"), "requeue_after")
-			assert.Zero(t, metric(t, e.reg, "controller_runtime_reconcile_total", "controller", "things", "result", "requeue"), "requeue")
+			assert.Equal(t, w.requeue, metric(t, e.reg, "controller_runtime_reconcile_total", "controller", "things", "result", "requeue"), "requeue")
 			assert.Equal(t, w.errors, metric(t, e.reg, "controller_runtime_reconcile_errors_total", ctl...), "errors")
 			assert.Equal(t, w.terminal, metric(t, e.reg, "controller_runtime_terminal_reconcile_errors_total", ctl...), "terminal")
 			assert.Equal(t, w.panics, metric(t, e.reg, "controller_runtime_reconcile_panics_total", ctl...), "panics")

@@ -59,6 +59,10 @@
 // controller-runtime:
 //
 //   - an error: logged, and the request is retried with back-off;
+//   - an error wrapping ports.ErrConflict (someone wrote the object after
+//     it was read): retried with back-off, counted as result "requeue" and
+//     logged at debug only, because optimistic concurrency is not a fault
+//     to alert on;
 //   - an error marked ports.Terminal: logged, counted, and dropped;
 //   - Result.RequeueAfter > 0: the back-off is reset and the request comes
 //     back after that long;

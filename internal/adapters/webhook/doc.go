@@ -35,6 +35,15 @@
 // path) and logged on one line: debug when allowed, info when denied or
 // refused, error on internal errors.
 //
+// # Conversion
+//
+// A [Conversion] mounts a CRD conversion endpoint: apiextensions.k8s.io/v1
+// ConversionReviews, under the same transport rules, limits
+// (Options.MaxConversionBytes, larger: a list is converted in one review),
+// metrics and one-line log as the admission hooks. An object that cannot be
+// converted makes the review's result Failure with a message naming it.
+// [ChaosPodConversion] serves /convert for the ChaosPod CRD.
+//
 // # Transport
 //
 // HTTPS only, TLS 1.2 or later, HTTP/1.1 unless Options.EnableHTTP2, with
@@ -57,8 +66,8 @@
 //     certificate, keeps them in a Secret shared by all replicas with
 //     optimistic concurrency, rotates both before expiry without a moment of
 //     distrust, and writes the CA bundle into every [CABundleTarget] (the
-//     operator's webhook configurations; the CRD conversion config is the
-//     next target).
+//     operator's webhook configurations and, through [CRDConversionTarget],
+//     the CRD's conversion config).
 //
 // [Module] wires all of it for fx.
 package webhook
