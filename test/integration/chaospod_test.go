@@ -285,7 +285,6 @@ func TestChaosPodLifecycleCyclesItsPod(t *testing.T) {
 		t.Logf("stop %d: seen %s after the nextStop read back", i, s.seen.Sub(s.nextStop))
 	}
 
-
 	events, err := e.cs.EventsV1().Events("cycle").List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	reasons := map[string]int{}
