@@ -10,14 +10,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
+	"go.uber.org/zap"
 	"go.uber.org/goleak"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/logging"
 	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
 
 func TestMain(m *testing.M) {
+	// klog's logger is process-wide and set without a lock: install the
+	// operator's switchable sink once, before parallel tests start clients
+	// that log, rather than from the first operator's start hook. It stays
+	// for the whole process.
+	_ = logging.RedirectKlog(zap.NewNop())
 	goleak.VerifyTestMain(m,
 		// klog's flush daemon and client-go's shared watch machinery live
 		// for the process.
