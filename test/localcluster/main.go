@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -140,7 +141,7 @@ func run(bin, state string) error {
 		return nil
 	}
 
-	kubectl := filepath.Join(bin, "kubectl") + " --kubeconfig " + cp.KubeconfigPath
+	kubectl := short(filepath.Join(bin, "kubectl")) + " --kubeconfig " + short(cp.KubeconfigPath)
 	fmt.Printf(`▸ operator ready as %s/%s (%s; log: %s)
   metrics  http://127.0.0.1:%d/metrics
   health   %s/readyz
@@ -152,7 +153,7 @@ func run(bin, state string) error {
     %s get events
 
   %s
-`, operatorNamespace, operatorServiceAccount, time.Since(started).Round(100*time.Millisecond), logPath,
+`, operatorNamespace, operatorServiceAccount, time.Since(started).Round(100*time.Millisecond), short(logPath),
 		metricsPort, health, kubectl, kubectl, kubectl, kubectl, readyLine)
 
 	select {
@@ -183,6 +184,21 @@ func install(ctx context.Context, cp *controlplane.ControlPlane, root string, se
 		fmt.Println("  installed the webhook configurations from config/webhook (as config/default names them)")
 	}
 	return nil
+}
+
+// short spells p relative to the working directory when it lies inside
+// it (bin/kubectl rather than /home/…/bin/kubectl), for shorter, friendlier
+// instructions.
+func short(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(wd, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return p
+	}
+	return rel
 }
 
 // readyLine ends what run prints once everything is up; tests wait for it.
