@@ -162,6 +162,7 @@ func startDeployedLike(t *testing.T, env []string, kubeconfig string, ports []in
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[2]),
 		"--shutdown-timeout=10s",
+		"--zap-log-level=debug", // the most the log ever says, for assertNoSecrets
 	}, extra...)
 	p := startOperator(t, append([]string{"POD_NAMESPACE=" + operatorNamespace}, env...), args...)
 	p.Metrics = "https://127.0.0.1:" + strconv.Itoa(ports[1])
@@ -176,6 +177,24 @@ func startDeployedLike(t *testing.T, env []string, kubeconfig string, ports []in
 		return httpStatus(p.Health+"/readyz") == http.StatusOK
 	}, 60*time.Second, 100*time.Millisecond, "operator ready")
 	return p
+}
+
+// assertNoSecrets fails when logs hold any of secrets, a PEM block, or a
+// bearer token in an Authorization header.
+func assertNoSecrets(t *testing.T, logs string, secrets ...string) {
+	t.Helper()
+	require.NotEmpty(t, logs)
+	for i, s := range secrets {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		assert.NotContains(t, logs, s, "secret %d appears in the operator's log", i)
+		assert.NotContains(t, logs, base64.StdEncoding.EncodeToString([]byte(s)), "secret %d appears base64-encoded in the operator's log", i)
+	}
+	for _, marker := range []string{"-----BEGIN", "PRIVATE KEY", "Bearer "} {
+		assert.NotContains(t, logs, marker)
+	}
 }
 
 // scrape GETs the secure /metrics with token and returns the status code.
@@ -300,6 +319,7 @@ func TestRBACIsExactlyWhatTheOperatorUses(t *testing.T) {
 
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, 0, p.wait(t, 20*time.Second), "clean stop (releases the Lease)")
+	phase1Logs := p.out.String()
 
 	// Phase 2: self mode issues the Secret and writes the CA bundle into
 	// both webhook configurations and the CRD's conversion webhook.
@@ -326,6 +346,12 @@ func TestRBACIsExactlyWhatTheOperatorUses(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond, "self mode wrote the Secret and the three CA bundles")
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	require.Equal(t, 0, p.wait(t, 20*time.Second))
+
+	// Neither run wrote a credential or key material to its log, at debug
+	// level, not even the tokens it was handed or authenticated.
+	secret, err := admin.CoreV1().Secrets(operatorNamespace).Get(ctx, "hexagonal-operator-webhook-cert", metav1.GetOptions{})
+	require.NoError(t, err)
+	assertNoSecrets(t, phase1Logs+p.out.String(), saCfg.BearerToken, scraper, stranger, string(secret.Data["tls.key"]), string(secret.Data["ca.key"]))
 
 	// The audit log, as the operator's ServiceAccount.
 	user := "system:serviceaccount:" + operatorNamespace + ":" + operatorServiceAccount
