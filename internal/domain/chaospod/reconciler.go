@@ -136,7 +136,7 @@ func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, create
 	key := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}
 	interval := Interval(cp, r.coin)
 	next := cp.DeepCopy()
-	stop := now.Add(interval)
+	stop := ceilSecond(now.Add(interval))
 	// A nextStop after the Pod's creation and no later than now+interval
 	// was written for this run already (by an earlier, interrupted
 	// attempt) or moved earlier by a user: keep it.
@@ -157,6 +157,17 @@ func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, create
 		}
 	}
 	return ports.Result{RequeueAfter: max(stop.Sub(now), 0)}, nil
+}
+
+// ceilSecond rounds t up to a whole second. spec.nextStop is stored with
+// second precision (RFC 3339); requeueing for the unrounded time would stop
+// every Pod up to a second after the nextStop users see, and rounding down
+// would shorten its life below the interval.
+func ceilSecond(t time.Time) time.Time {
+	if r := t.Truncate(time.Second); !r.Equal(t) {
+		return r.Add(time.Second)
+	}
+	return t
 }
 
 func writeErr(what string, key types.NamespacedName, err error) error {

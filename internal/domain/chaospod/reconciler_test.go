@@ -102,16 +102,19 @@ func TestCycleCreateRequeueStopRecreate(t *testing.T) {
 	require.ErrorIs(t, err, ports.ErrNotFound)
 	assert.Equal(t, []string{chaospod.ReasonPodCreated, chaospod.ReasonPodStopped}, w.events.Reasons())
 
-	// Next reconcile: a new Pod and a new nextStop.
+	// Next reconcile: a new Pod and a new nextStop, rounded up to the
+	// whole second it is stored with, so the requeue is for the stored
+	// time exactly.
 	w.clock.Advance(100 * time.Millisecond)
 	res = w.reconcile(t)
-	assert.Equal(t, 3*time.Second, res.RequeueAfter)
+	assert.Equal(t, 3900*time.Millisecond, res.RequeueAfter)
 	fresh, err := w.pods.GetPod(context.Background(), key)
 	require.NoError(t, err)
 	assert.NotEqual(t, pod.UID, fresh.UID)
 	cp, err = w.chaosPods.Get(key)
 	require.NoError(t, err)
-	assert.True(t, cp.Spec.NextStop.Time.Equal(w.clock.Now().Add(3*time.Second)))
+	assert.True(t, cp.Spec.NextStop.Time.Equal(w.clock.Now().Add(3900*time.Millisecond)), "nextStop %s", cp.Spec.NextStop)
+	assert.Zero(t, cp.Spec.NextStop.Nanosecond())
 }
 
 func TestV1WithoutIntervalGetsTenOrTwentySeconds(t *testing.T) {
