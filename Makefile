@@ -41,6 +41,12 @@ fmt: ## Format the Go code.
 run: tools build ## Start a local control plane and the operator against it (Ctrl-C stops both).
 	go run ./test/localcluster --bin $(BIN) --state $(CURDIR)/.run
 
+BENCH_FLAGS ?=
+
+.PHONY: bench
+bench: tools build ## Run the benchmark driver (bench/) against its own control plane; BENCH_FLAGS="--runs=3 --ab=other/operator".
+	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator $(BENCH_FLAGS)
+
 .PHONY: docker-build
 docker-build: ## Build the container image $(IMG) (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .

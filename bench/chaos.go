@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+)
+
+// chaosGrace is how long the ChaosPod watch keeps reading after the
+// window, so the nextStop written right after the window's last deletions
+// has arrived before latenesses are matched up.
+const chaosGrace = 2 * time.Second
+
+// chaos: v1 ChaosPods without a nextStop, so the operator gives each Pod a
+// random 10 s or 20 s life, watched for --chaos-duration. created and
+// deleted are Pod watch events per second; for every deletion the
+// lateness is when the Pod watch saw it go minus the spec.nextStop its
+// ChaosPod had when the Pod was deleted. A negative lateness is a Pod
+// stopped before its time, counted as early.
+//
+// "Had when the Pod was deleted" is decided by resourceVersion, not by
+// arrival order: the two watches are separate streams, so the ChaosPod
+// update that follows a deletion can arrive first. On one etcd every
+// resourceVersion is a revision of the same store, so ChaosPod versions and
+// Pod deletions order totally by it.
+func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err error) {
+	const concurrency = 16
+	n := e.opts.n(100)
+	ns, cleanup, err := e.scratch(ctx, "chaos", label)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, cleanup()) }()
+
+	op, err := e.startOperator(bin, "chaos", "chaospod")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, op.stop()) }()
+	if _, err := op.waitReady(ctx); err != nil {
+		return nil, err
+	}
+
+	watchCtx, stopWatches := context.WithCancel(ctx)
+	defer stopWatches()
+	pods, chaosPods, err := e.watchChaos(watchCtx, ns)
+	if err != nil {
+		return nil, err
+	}
+	defer pods.Stop()
+	defer chaosPods.Stop()
+
+	began := time.Now()
+	created := make(chan error, 1)
+	go func() {
+		created <- parallel(ctx, n, concurrency, func(ctx context.Context, i int) error {
+			return e.createChaosPod(ctx, ns, fmt.Sprintf("chaos-%04d", i))
+		})
+	}()
+
+	obs := chaosObservation{history: map[string][]stopVersion{}}
+	window := time.After(e.opts.chaosDuration)
+	var grace <-chan time.Time
+	alive := time.NewTicker(time.Second)
+	defer alive.Stop()
+	for done := false; !done; {
+		select {
+		case ev, ok := <-pods.ResultChan():
+			if !ok {
+				return nil, fmt.Errorf("pod watch in %s ended", ns)
+			}
+			if grace == nil { // still inside the window
+				if err := obs.pod(ev, time.Now()); err != nil {
+					return nil, err
+				}
+			}
+		case ev, ok := <-chaosPods.ResultChan():
+			if !ok {
+				return nil, fmt.Errorf("chaospod watch in %s ended", ns)
+			}
+			if err := obs.chaosPod(ev); err != nil {
+				return nil, err
+			}
+		case err := <-created:
+			if err != nil {
+				return nil, err
+			}
+		case <-window:
+			grace = time.After(chaosGrace)
+		case <-grace:
+			done = true
+		case <-alive.C:
+			if err := op.alive(); err != nil {
+				return nil, err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	dur := e.opts.chaosDuration
+	late, err := obs.lateness()
+	if err != nil {
+		return nil, err
+	}
+	early := 0
+	for _, d := range late {
+		if d < 0 {
+			early++
+		}
+	}
+	logf("chaos: %d pods created, %d deleted in %s (since the first create %s ago)", obs.created, len(obs.deletions), dur, time.Since(began).Round(time.Second))
+	return result{
+		paramOf("n", n),
+		rateOf("created", obs.created, dur),
+		rateOf("deleted", len(obs.deletions), dur),
+		durationOf("late-p50", percentile(late, 50)),
+		durationOf("late-p99", percentile(late, 99)),
+		durationOf("late-max", percentile(late, 100)),
+		countOf("early", early),
+	}, nil
+}
+
+// watchChaos opens the Pod and ChaosPod watches of ns, each from a list, so
+// they begin before the first ChaosPod exists.
+func (e *env) watchChaos(ctx context.Context, ns string) (pods, chaosPods watch.Interface, err error) {
+	podClient := e.cs.CoreV1().Pods(ns)
+	podList, err := podClient.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("list pods in %s: %w", ns, err)
+	}
+	pods, err = watchFrom(ctx, podList.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return podClient.Watch(ctx, o)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	chaosClient := e.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns)
+	chaosList, err := chaosClient.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		pods.Stop()
+		return nil, nil, fmt.Errorf("list chaospods in %s: %w", ns, err)
+	}
+	chaosPods, err = watchFrom(ctx, chaosList.GetResourceVersion(), func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return chaosClient.Watch(ctx, o)
+	})
+	if err != nil {
+		pods.Stop()
+		return nil, nil, err
+	}
+	return pods, chaosPods, nil
+}
+
+// createChaosPod creates a v1 ChaosPod with a valid template and no
+// nextStop.
+func (e *env) createChaosPod(ctx context.Context, ns, name string) error {
+	cp := &chaosv1.ChaosPod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: chaosv1.SchemeGroupVersion.String(), Kind: chaosv1.Kind},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: chaosv1.ChaosPodSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "chaos-bench"}},
+			Spec:       podSpec(),
+		}},
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cp)
+	if err != nil {
+		return fmt.Errorf("encode chaospod %s/%s: %w", ns, name, err)
+	}
+	if _, err := e.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create chaospod %s/%s: %w", ns, name, err)
+	}
+	return nil
+}
+
+// stopVersion is one version of a ChaosPod's spec.nextStop.
+type stopVersion struct {
+	rv       uint64
+	nextStop time.Time // zero when unset
+}
+
+// deletion is a Pod deletion seen by the Pod watch.
+type deletion struct {
+	name string
+	rv   uint64
+	seen time.Time
+}
+
+// chaosObservation collects what the two watches saw.
+type chaosObservation struct {
+	created   int
+	deletions []deletion
+	// history holds every version of each ChaosPod's nextStop, in
+	// resourceVersion order (a watch delivers one object's versions in
+	// order).
+	history map[string][]stopVersion
+}
+
+func (o *chaosObservation) pod(ev watch.Event, seen time.Time) error {
+	switch ev.Type {
+	case watch.Error:
+		return fmt.Errorf("pod watch: %v", ev.Object)
+	case watch.Added:
+		o.created++
+	case watch.Deleted:
+		pod, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return fmt.Errorf("pod watch: unexpected %T", ev.Object)
+		}
+		rv, err := strconv.ParseUint(pod.ResourceVersion, 10, 64)
+		if err != nil {
+			return fmt.Errorf("pod %s: resourceVersion %q is not a number: %w", pod.Name, pod.ResourceVersion, err)
+		}
+		// A ChaosPod's Pod carries the ChaosPod's name.
+		o.deletions = append(o.deletions, deletion{name: pod.Name, rv: rv, seen: seen})
+	}
+	return nil
+}
+
+func (o *chaosObservation) chaosPod(ev watch.Event) error {
+	switch ev.Type {
+	case watch.Error:
+		return fmt.Errorf("chaospod watch: %v", ev.Object)
+	case watch.Added, watch.Modified:
+		u, ok := ev.Object.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("chaospod watch: unexpected %T", ev.Object)
+		}
+		var cp chaosv1.ChaosPod
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cp); err != nil {
+			return fmt.Errorf("decode chaospod %s: %w", u.GetName(), err)
+		}
+		rv, err := strconv.ParseUint(cp.ResourceVersion, 10, 64)
+		if err != nil {
+			return fmt.Errorf("chaospod %s: resourceVersion %q is not a number: %w", cp.Name, cp.ResourceVersion, err)
+		}
+		v := stopVersion{rv: rv}
+		if cp.Spec.NextStop != nil {
+			v.nextStop = cp.Spec.NextStop.Time
+		}
+		o.history[cp.Name] = append(o.history[cp.Name], v)
+	}
+	return nil
+}
+
+// lateness matches every deletion with the nextStop of the last version of
+// its ChaosPod written before it.
+func (o *chaosObservation) lateness() ([]time.Duration, error) {
+	out := make([]time.Duration, 0, len(o.deletions))
+	for _, d := range o.deletions {
+		versions := o.history[d.name]
+		// The first version at or after the deletion; the one before it
+		// was current when the Pod went.
+		i, _ := slices.BinarySearchFunc(versions, d.rv, func(v stopVersion, rv uint64) int {
+			switch {
+			case v.rv < rv:
+				return -1
+			case v.rv > rv:
+				return 1
+			}
+			return 0
+		})
+		if i == 0 {
+			return nil, fmt.Errorf("pod %s deleted (resourceVersion %d) before its chaospod was seen", d.name, d.rv)
+		}
+		current := versions[i-1]
+		if current.nextStop.IsZero() {
+			return nil, fmt.Errorf("pod %s deleted (resourceVersion %d) while its chaospod had no nextStop", d.name, d.rv)
+		}
+		out = append(out, d.seen.Sub(current.nextStop))
+	}
+	return out, nil
+}

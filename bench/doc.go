@@ -1,0 +1,82 @@
+// Command bench measures the operator binary from outside, the way a
+// cluster meets it: it starts its own test control plane (etcd and
+// kube-apiserver from test/controlplane, no kube-controller-manager, in a
+// temporary folder), installs the CRD and the webhook configurations from
+// config/ with every webhook pointed at the local operator, runs the
+// operator as a subprocess with the SPEC flags (--kubeconfig, free ports,
+// --metrics-secure=false, a serving certificate from the control plane's
+// CA) and drives load at it from unthrottled clients (QPS -1).
+//
+//	make bench                                   # every workload once
+//	make bench BENCH_FLAGS="--runs=3 --workloads=rs-backlog,rs-burst"
+//	make bench BENCH_FLAGS="--runs=5 --ab=/tmp/old/operator"
+//	go run ./bench --scale=0.1 --chaos-duration=20s   # a quick check
+//
+// Ctrl-C or SIGTERM stops the operator and the control plane and removes
+// the temporary folders. An error (an operator that exits, a denied
+// request that should pass, a timeout) prints one clear message and exits
+// non-zero; figures are never asserted.
+//
+// # Workloads
+//
+// Each runs in a namespace of its own, which it deletes afterwards, with a
+// fresh operator process per run.
+//
+//   - rs-backlog: 2000 ReplicaSets created (c=32) before the operator
+//     starts with --controllers=replicaset. converge is from process start
+//     until a watch has seen the last hello=world label, so it includes
+//     start-up and the initial list. ceiling is 2000 label merge PATCHes
+//     sent directly (c=32) to 2000 fresh ReplicaSets in another namespace,
+//     removed before the operator starts; ratio = converge / ceiling.
+//   - rs-burst: the operator is ready, then 1000 ReplicaSets are created
+//     at c=16. converge is from the first create until the last label is
+//     seen; creates is how long the creates alone took.
+//   - webhook-mutate: 20 000 Pod CREATE AdmissionReviews POSTed over HTTPS
+//     (keep-alive, HTTP/1.1, trusting the control plane CA) straight to
+//     /mutate--v1-pod at c=32, after a warm-up of 128. p50 and p99 are per
+//     request latencies, rate is requests per second of wall time; every
+//     answer is checked (its UID, allowed, a JSON patch).
+//   - webhook-validate: the same at /validate--v1-pod with every 10th Pod
+//     lacking the annotation; denied counts the denials (2000 expected).
+//   - memory: 1000 ReplicaSets and 5000 Pods they control (created here,
+//     through the operator's own Pod webhooks served by a first operator
+//     process running only the chaospod controller). Then the measured
+//     process starts with --controllers=replicaset: ready is process start
+//     to /readyz 200 with all of that to list, labeled is process start to
+//     the last label seen, rss is VmRSS from /proc/<pid>/status 10 s after
+//     that, heap is go_memstats_heap_inuse_bytes at the same moment.
+//   - chaos: 100 v1 ChaosPods without nextStop, so the operator
+//     (--controllers=chaospod) gives each Pod a random 10 s or 20 s life,
+//     observed for --chaos-duration. created and deleted are Pod watch
+//     events per second over that window. For each deletion the lateness
+//     is when the Pod watch saw it minus the spec.nextStop its ChaosPod had
+//     when the Pod was deleted (matched by resourceVersion, see chaos.go);
+//     late-p50, late-p99 and late-max summarise them and early counts
+//     negative ones, Pods stopped before their time, which must be 0.
+//
+// # Flags
+//
+//	--operator=bin/operator   the binary measured (A)
+//	--ab=PATH                 a second binary (B); runs alternate A, B, A, B…
+//	--workloads=a,b           a subset, by the names above (default all)
+//	--runs=N                  runs per workload and binary; medians are printed
+//	--chaos-duration=60s      the chaos window
+//	--timeout=5m              how long a workload waits for convergence
+//	--scale=1                 multiplies every object and request count
+//
+// # Reading the output
+//
+// stdout holds exactly one line per workload, `name  figure=value  …`;
+// progress goes to stderr. With --runs each figure is the median of its
+// runs, figure by figure. With --ab a workload prints three lines, A, B and
+// B/A, where B/A divides every measured figure (a ratio above 1 means B is
+// larger: slower for times, faster for rates, bigger for memory).
+// Durations print as µs, ms or s, rates as /s, sizes as MiB.
+//
+// Every process shares the machine: the API server, etcd, the operator and
+// the load generator compete for the same cores, and on a shared
+// development machine so do other people's builds. Figures are for
+// comparing runs on one machine (A/B mode alternates binaries for that
+// reason), not absolute capacities. ratio in rs-backlog is the most
+// portable figure, since the ceiling meets the same API server.
+package main

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+	"github.com/hexagonal-operator/operator/test/controlplane"
+)
+
+// env is what every workload runs against: one control plane for the whole
+// invocation (so A/B runs meet the same API server), the operator's webhook
+// address and certificate, and unthrottled admin clients for the load.
+type env struct {
+	cp *controlplane.ControlPlane
+	// cs and dyn are the load generator's clients: QPS -1, so what is
+	// measured is the operator and the API server, not a token bucket.
+	cs  kubernetes.Interface
+	dyn dynamic.Interface
+	// webhook is the address every operator process serves webhooks on; the
+	// webhook configurations and the CRD's conversion stanza point there,
+	// so it stays the same across operator restarts.
+	webhook string
+	certDir string
+	// dir holds operator logs; removed at exit.
+	dir  string
+	opts options
+	seq  int // makes namespace names unique across runs
+}
+
+// startEnv starts the control plane, issues the webhook serving certificate
+// and installs the CRD and the webhook configurations from config/.
+func startEnv(ctx context.Context, opts options) (*env, error) {
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return nil, fmt.Errorf("find the repository (run from inside it): %w", err)
+	}
+	dir, err := os.MkdirTemp("", "bench-")
+	if err != nil {
+		return nil, fmt.Errorf("create work folder: %w", err)
+	}
+	e := &env{dir: dir, certDir: filepath.Join(dir, "certs"), opts: opts}
+	ok := false
+	defer func() {
+		if !ok {
+			e.stop()
+		}
+	}()
+
+	began := time.Now()
+	e.cp, err = controlplane.Start(ctx, controlplane.Options{})
+	if err != nil {
+		return nil, err
+	}
+	logf("control plane ready at %s in %s", e.cp.Config.Host, time.Since(began).Round(100*time.Millisecond))
+
+	cfg := rest.CopyConfig(e.cp.Config)
+	cfg.QPS = -1
+	if e.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("build clientset: %w", err)
+	}
+	if e.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("build dynamic client: %w", err)
+	}
+
+	port, err := stablePort()
+	if err != nil {
+		return nil, err
+	}
+	e.webhook = "127.0.0.1:" + strconv.Itoa(port)
+	if _, err := e.cp.IssueServingCert(e.certDir); err != nil {
+		return nil, fmt.Errorf("issue webhook serving certificate: %w", err)
+	}
+	server := controlplane.WebhookServer{Host: e.webhook, CABundle: e.cp.CACert()}
+	if _, err := e.cp.InstallCRDs(ctx, filepath.Join(root, "config", "crd"), &server); err != nil {
+		return nil, err
+	}
+	// From config/default, so the configurations carry their deployed names.
+	if _, err := e.cp.InstallWebhooks(ctx, filepath.Join(root, "config", "default"), server); err != nil {
+		return nil, err
+	}
+	ok = true
+	return e, nil
+}
+
+// stop stops the control plane and removes the work folder.
+func (e *env) stop() {
+	if e.cp != nil {
+		if err := e.cp.Stop(); err != nil {
+			logf("stop control plane: %v", err)
+		}
+	}
+	_ = os.RemoveAll(e.dir)
+}
+
+// stablePort picks a free port below the kernel's ephemeral range. Every
+// operator process of the run binds it in turn, so it must stay free in
+// between: a port from the ephemeral range could meanwhile become the
+// source port of some outgoing connection (or another test's ":0"
+// listener), and the next operator would fail to bind.
+func stablePort() (int, error) {
+	lo, hi := 20000, 32000
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			if first, err := strconv.Atoi(f[0]); err == nil && first-1 < hi {
+				hi = first - 1
+			}
+		}
+	}
+	for range 100 {
+		if hi <= lo {
+			break
+		}
+		port := lo + rand.N(hi-lo)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			_ = l.Close()
+			return port, nil
+		}
+	}
+	// No room below the ephemeral range: take any free port and accept the
+	// small risk described above.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port for the webhook server: %w", err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// namespace creates a fresh namespace for one run of a workload.
+func (e *env) namespace(ctx context.Context, workload, label string) (string, error) {
+	e.seq++
+	name := fmt.Sprintf("bench-%s-%d", workload, e.seq)
+	if label != "" {
+		name = fmt.Sprintf("bench-%s-%s-%d", workload, strings.ToLower(label), e.seq)
+	}
+	if err := e.cp.EnsureNamespace(ctx, name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// deleteNamespace removes everything a workload created in ns, then ns.
+// There is no kube-controller-manager, so neither the namespace controller
+// nor the garbage collector runs: the objects are deleted here, and the
+// namespace's "kubernetes" finalizer is removed by hand, as the namespace
+// controller would once it is empty. The next operator process caches
+// every namespace, so leftovers would skew its figures.
+func (e *env) deleteNamespace(ctx context.Context, ns string) error {
+	// A cleanup must run even when the run was interrupted.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	all := metav1.ListOptions{}
+	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
+	errs := []error{
+		ignoreNotFound(e.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).DeleteCollection(ctx, now, all)),
+		ignoreNotFound(e.cs.CoreV1().Pods(ns).DeleteCollection(ctx, now, all)),
+		ignoreNotFound(e.cs.AppsV1().ReplicaSets(ns).DeleteCollection(ctx, now, all)),
+		ignoreNotFound(e.cs.CoreV1().Events(ns).DeleteCollection(ctx, now, all)),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("clean namespace %s: %w", ns, err)
+	}
+	if err := ignoreNotFound(e.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})); err != nil {
+		return fmt.Errorf("delete namespace %s: %w", ns, err)
+	}
+	obj, err := e.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get namespace %s: %w", ns, err)
+	}
+	obj.Spec.Finalizers = []corev1.FinalizerName{}
+	if _, err := e.cs.CoreV1().Namespaces().Finalize(ctx, obj, metav1.UpdateOptions{}); ignoreNotFound(err) != nil {
+		return fmt.Errorf("finalize namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+func ignoreNotFound(err error) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// logf reports progress on stderr; stdout carries only the figures.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// scratch creates a namespace for one run and returns a cleanup that
+// deletes it; the cleanup may be called early and again from a defer.
+func (e *env) scratch(ctx context.Context, workload, label string) (string, func() error, error) {
+	ns, err := e.namespace(ctx, workload, label)
+	if err != nil {
+		return "", nil, err
+	}
+	var once sync.Once
+	var cleanErr error
+	return ns, func() error {
+		once.Do(func() { cleanErr = e.deleteNamespace(ctx, ns) })
+		return cleanErr
+	}, nil
+}

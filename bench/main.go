@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// options are the driver's flags.
+type options struct {
+	operator      string
+	ab            string
+	workloads     []string
+	runs          int
+	chaosDuration time.Duration
+	timeout       time.Duration
+	scale         float64
+}
+
+// workload is one benchmark: run measures one operator binary once, in a
+// namespace of its own, and stops the operators it started.
+type workload struct {
+	name string
+	run  func(ctx context.Context, e *env, bin, label string) (result, error)
+}
+
+// workloads in the order they run and print.
+var workloads = []workload{
+	{"rs-backlog", runRSBacklog},
+	{"rs-burst", runRSBurst},
+	{"webhook-mutate", runWebhookMutate},
+	{"webhook-validate", runWebhookValidate},
+	{"memory", runMemory},
+	{"chaos", runChaos},
+}
+
+func workloadNames() []string {
+	names := make([]string, len(workloads))
+	for i, w := range workloads {
+		names[i] = w.name
+	}
+	return names
+}
+
+func main() {
+	opts, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, opts)
+	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("interrupted: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	var opts options
+	var names string
+	fs.StringVar(&opts.operator, "operator", "bin/operator", "operator binary to measure (A)")
+	fs.StringVar(&opts.ab, "ab", "", "a second operator binary (B): alternate A and B run by run and print both medians and B/A")
+	fs.StringVar(&names, "workloads", strings.Join(workloadNames(), ","), "comma-separated workloads to run")
+	fs.IntVar(&opts.runs, "runs", 1, "runs per workload (per binary with --ab); the median is printed")
+	fs.DurationVar(&opts.chaosDuration, "chaos-duration", 60*time.Second, "how long the chaos workload observes its ChaosPods")
+	fs.DurationVar(&opts.timeout, "timeout", 5*time.Minute, "how long a workload waits for the operator to converge before failing")
+	fs.Float64Var(&opts.scale, "scale", 1, "multiplies every object and request count (e.g. 0.1 for a quick check)")
+	if err := fs.Parse(args); err != nil {
+		return opts, err
+	}
+	if fs.NArg() > 0 {
+		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, n := range strings.Split(names, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !slices.Contains(workloadNames(), n) {
+			return opts, fmt.Errorf("unknown workload %q (known: %s)", n, strings.Join(workloadNames(), ", "))
+		}
+		opts.workloads = append(opts.workloads, n)
+	}
+	switch {
+	case len(opts.workloads) == 0:
+		return opts, errors.New("--workloads names none")
+	case opts.runs < 1:
+		return opts, errors.New("--runs must be at least 1")
+	case opts.scale <= 0:
+		return opts, errors.New("--scale must be positive")
+	case opts.chaosDuration < time.Second:
+		return opts, errors.New("--chaos-duration must be at least 1s")
+	}
+	var err error
+	if opts.operator, err = binary(opts.operator); err != nil {
+		return opts, err
+	}
+	if opts.ab != "" {
+		if opts.ab, err = binary(opts.ab); err != nil {
+			return opts, err
+		}
+	}
+	return opts, nil
+}
+
+// binary makes path absolute and checks that it is an executable file.
+func binary(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	info, err := os.Stat(abs)
+	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
+		return "", fmt.Errorf("operator binary %s not found or not executable (make build writes bin/operator)", abs)
+	}
+	return abs, nil
+}
+
+// n scales a workload's object or request count, never below 1.
+func (o options) n(base int) int { return max(1, int(float64(base)*o.scale)) }
+
+func run(ctx context.Context, opts options) error {
+	began := time.Now()
+	e, err := startEnv(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer e.stop()
+
+	binaries := []struct{ label, path string }{{"A", opts.operator}}
+	if opts.ab != "" {
+		binaries = append(binaries, struct{ label, path string }{"B", opts.ab})
+		logf("A = %s, B = %s", opts.operator, opts.ab)
+	}
+	for _, w := range workloads {
+		if !slices.Contains(opts.workloads, w.name) {
+			continue
+		}
+		wBegan := time.Now()
+		perBinary := make([][]result, len(binaries))
+		// A and B alternate run by run, so a slow spell on the machine
+		// hits both rather than one.
+		for i := range opts.runs {
+			for b, bin := range binaries {
+				label := ""
+				if len(binaries) > 1 {
+					label = bin.label
+				}
+				logf("%s: run %d/%d %s", w.name, i+1, opts.runs, strings.TrimSpace(label+" "+bin.path))
+				r, err := w.run(ctx, e, bin.path, label)
+				if err != nil {
+					return fmt.Errorf("%s: %w", w.name, err)
+				}
+				perBinary[b] = append(perBinary[b], r)
+			}
+		}
+		medians := make([]result, len(binaries))
+		for b := range binaries {
+			if medians[b], err = medianOf(perBinary[b]); err != nil {
+				return fmt.Errorf("%s: %w", w.name, err)
+			}
+		}
+		if len(binaries) == 1 {
+			fmt.Printf("%-16s  %s\n", w.name, medians[0])
+		} else {
+			fmt.Printf("%-16s  A    %s\n", w.name, medians[0])
+			fmt.Printf("%-16s  B    %s\n", w.name, medians[1])
+			fmt.Printf("%-16s  B/A  %s\n", w.name, ratioOfResults(medians[0], medians[1]))
+		}
+		logf("%s: done in %s", w.name, time.Since(wBegan).Round(100*time.Millisecond))
+	}
+	logf("all done in %s", time.Since(began).Round(time.Second))
+	return nil
+}

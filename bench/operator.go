@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// operatorStopGrace is how long a stopping operator gets after SIGTERM: a
+// little more than its default --shutdown-timeout.
+const operatorStopGrace = 35 * time.Second
+
+// operatorReadyTimeout bounds the wait for /readyz; with thousands of
+// objects to list on a busy 2-core machine a start can be slow.
+const operatorReadyTimeout = 2 * time.Minute
+
+// operator is one running operator process.
+type operator struct {
+	cmd     *exec.Cmd
+	logPath string
+	logFile *os.File
+	exited  chan struct{}
+	waitErr error
+	// started is taken right before the process is started: the zero of
+	// every "from process start" figure.
+	started time.Time
+	health  string // base URL of /readyz
+	metrics string // base URL of plain-HTTP /metrics
+}
+
+// startOperator runs bin against the control plane with the SPEC flags, on
+// the shared webhook address, free metrics and health ports, and the given
+// --controllers. It returns once the process runs; see waitReady.
+func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	_, webhookPort, _ := net.SplitHostPort(e.webhook)
+	args := []string{
+		"--kubeconfig=" + e.cp.KubeconfigPath,
+		"--webhook-port=" + webhookPort,
+		"--webhook-cert-dir=" + e.certDir,
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
+		"--metrics-secure=false",
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
+	}
+	if controllers != "" {
+		args = append(args, "--controllers="+controllers)
+	}
+	e.seq++
+	logPath := filepath.Join(e.dir, fmt.Sprintf("operator-%s-%d.log", name, e.seq))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("create operator log: %w", err)
+	}
+	op := &operator{
+		cmd:     exec.Command(bin, args...),
+		logPath: logPath,
+		logFile: logFile,
+		exited:  make(chan struct{}),
+		metrics: "http://127.0.0.1:" + strconv.Itoa(ports[0]),
+		health:  "http://127.0.0.1:" + strconv.Itoa(ports[1]),
+	}
+	op.cmd.Stdout, op.cmd.Stderr = logFile, logFile
+	// Own process group, so a Ctrl-C reaches only the driver, which then
+	// stops the operator in order; killed should the driver die abruptly.
+	op.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	op.started = time.Now()
+	if err := op.cmd.Start(); err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("start operator %s: %w", bin, err)
+	}
+	go func() {
+		op.waitErr = op.cmd.Wait()
+		close(op.exited)
+	}()
+	return op, nil
+}
+
+// waitReady polls /readyz (caches synced, webhooks serving) until it answers
+// 200 and returns the time since process start. Polling every 10 ms keeps
+// the figure's resolution well under the start-up time.
+func (op *operator) waitReady(ctx context.Context) (time.Duration, error) {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.After(operatorReadyTimeout)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, op.health+"/readyz", nil)
+		if err != nil {
+			return 0, err
+		}
+		if resp, err := client.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return time.Since(op.started), nil
+			}
+		}
+		select {
+		case <-op.exited:
+			return 0, op.exitedError()
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-deadline:
+			return 0, fmt.Errorf("operator not ready after %s; last lines of %s:\n%s", operatorReadyTimeout, op.logPath, op.tail(20))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// alive fails when the operator has exited, so a workload waiting on the
+// API server does not wait out its timeout for a dead process.
+func (op *operator) alive() error {
+	select {
+	case <-op.exited:
+		return op.exitedError()
+	default:
+		return nil
+	}
+}
+
+func (op *operator) exitedError() error {
+	return fmt.Errorf("operator exited (%v); last lines of %s:\n%s", op.waitErr, op.logPath, op.tail(20))
+}
+
+// stop sends SIGTERM and waits for the exit; SIGKILL after operatorStopGrace.
+// A non-zero exit on SIGTERM breaks the SPEC and is reported.
+func (op *operator) stop() error {
+	defer func() { _ = op.logFile.Close() }()
+	select {
+	case <-op.exited:
+		return op.exitedError()
+	default:
+	}
+	_ = op.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-op.exited:
+		if op.waitErr != nil {
+			return fmt.Errorf("operator stopped with %v; last lines of %s:\n%s", op.waitErr, op.logPath, op.tail(20))
+		}
+		return nil
+	case <-time.After(operatorStopGrace):
+	}
+	_ = syscall.Kill(-op.cmd.Process.Pid, syscall.SIGKILL)
+	<-op.exited
+	return fmt.Errorf("operator did not stop within %s of SIGTERM; killed", operatorStopGrace)
+}
+
+// rss reads the resident set size of the operator process from
+// /proc/<pid>/status (VmRSS, in kB).
+func (op *operator) rss() (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", op.cmd.Process.Pid))
+	if err != nil {
+		return 0, fmt.Errorf("read operator memory: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			fields := strings.Fields(rest)
+			if len(fields) != 2 || fields[1] != "kB" {
+				return 0, fmt.Errorf("read operator memory: unexpected VmRSS line %q", s.Text())
+			}
+			kb, err := strconv.ParseInt(fields[0], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("read operator memory: %w", err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, errors.New("read operator memory: no VmRSS in /proc/<pid>/status")
+}
+
+// metric returns the value of an unlabeled metric from /metrics.
+func (op *operator) metric(ctx context.Context, name string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, op.metrics+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("scrape operator metrics: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("scrape operator metrics: %w", err)
+	}
+	for line := range bytes.Lines(body) {
+		if rest, ok := bytes.CutPrefix(line, []byte(name+" ")); ok {
+			v, err := strconv.ParseFloat(string(bytes.TrimSpace(rest)), 64)
+			if err != nil {
+				return 0, fmt.Errorf("metric %s: %w", name, err)
+			}
+			return v, nil
+		}
+	}
+	return 0, fmt.Errorf("metric %s not exported", name)
+}
+
+// tail returns at most the last n lines of the operator's log.
+func (op *operator) tail(n int) string {
+	data, err := os.ReadFile(op.logPath)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", op.logPath, err)
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// freePorts asks the kernel for n distinct unused ports on 127.0.0.1.
+func freePorts(n int) ([]int, error) {
+	out := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		defer func() { _ = l.Close() }()
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// rs-burst: the operator is running and ready when ReplicaSets arrive at
+// once, as when a deployment tool applies a large change. converge is from
+// the first create until a watch has seen the last label, so it overlaps
+// the creates (creates says how long those alone took).
+func runRSBurst(ctx context.Context, e *env, bin, label string) (_ result, err error) {
+	const concurrency = 16
+	n := e.opts.n(1000)
+	ns, cleanup, err := e.scratch(ctx, "rs-burst", label)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, cleanup()) }()
+
+	op, err := e.startOperator(bin, "rs-burst", "replicaset")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, op.stop()) }()
+	if _, err := op.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	lw, err := e.watchLabels(ctx, ns, n)
+	if err != nil {
+		return nil, err
+	}
+	first := time.Now()
+	if _, err := e.createReplicaSets(ctx, ns, n, concurrency); err != nil {
+		lw.stop()
+		return nil, err
+	}
+	creates := time.Since(first)
+	at, err := lw.wait(ctx, op, e.opts.timeout)
+	if err != nil {
+		return nil, err
+	}
+	return result{
+		paramOf("n", n),
+		durationOf("converge", at.Sub(first)),
+		durationOf("creates", creates),
+	}, nil
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	ms := func(xs ...int) []time.Duration {
+		out := make([]time.Duration, len(xs))
+		for i, x := range xs {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	hundred := make([]int, 100)
+	for i := range hundred {
+		hundred[i] = 100 - i // descending: percentile must sort
+	}
+	tests := []struct {
+		name string
+		xs   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{"empty", nil, 50, 0},
+		{"one value is every percentile", ms(7), 99, 7 * time.Millisecond},
+		{"p50 of an odd count is the middle", ms(3, 1, 2), 50, 2 * time.Millisecond},
+		{"p50 of an even count is the lower middle", ms(4, 1, 3, 2), 50, 2 * time.Millisecond},
+		{"p99 of 100 values is the 99th", ms(hundred...), 99, 99 * time.Millisecond},
+		{"p100 is the maximum", ms(hundred...), 100, 100 * time.Millisecond},
+		{"a tiny p is the minimum", ms(hundred...), 0.001, 1 * time.Millisecond},
+		{"negative values sort below zero", ms(-5, 10, 0), 50, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			before := append([]time.Duration(nil), tt.xs...)
+			assert.Equal(t, tt.want, percentile(tt.xs, tt.p))
+			assert.Equal(t, before, tt.xs, "input left as it was")
+		})
+	}
+}
+
+func TestMedian(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		xs   []float64
+		want float64
+	}{
+		{"empty", nil, 0},
+		{"one", []float64{3.5}, 3.5},
+		{"odd count", []float64{9, 1, 5}, 5},
+		{"even count is the mean of the middle two", []float64{4, 1, 3, 2}, 2.5},
+		{"an outlier does not move it", []float64{1, 1.1, 1.2, 1000}, 1.15},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			before := append([]float64(nil), tt.xs...)
+			assert.InDelta(t, tt.want, median(tt.xs), 1e-9)
+			assert.Equal(t, before, tt.xs, "input left as it was")
+		})
+	}
+}

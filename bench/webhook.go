@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The Pod webhooks' paths and the annotation they deal in (SPEC 1.1).
+const (
+	podMutatePath   = "/mutate--v1-pod"
+	podValidatePath = "/validate--v1-pod"
+	podAnnotation   = "example-mutating-admission-webhook"
+)
+
+// webhookConcurrency is the number of requests in flight at once, as a
+// busy API server sends them.
+const webhookConcurrency = 32
+
+// webhook-mutate: AdmissionReviews for Pod CREATE posted straight to the
+// operator's webhook server over HTTPS (keep-alive, HTTP/1.1 as the API
+// server speaks to webhooks by default), so the figure is the webhook
+// server alone, without the API server's admission chain.
+func runWebhookMutate(ctx context.Context, e *env, bin, label string) (result, error) {
+	n := e.opts.n(20000)
+	stats, err := e.postReviews(ctx, bin, podMutatePath, n, func(int) map[string]string {
+		return map[string]string{"team": "bench"}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if stats.denied > 0 {
+		return nil, fmt.Errorf("%d of %d mutations denied", stats.denied, n)
+	}
+	return result{
+		paramOf("n", n),
+		durationOf("p50", percentile(stats.latencies, 50)),
+		durationOf("p99", percentile(stats.latencies, 99)),
+		rateOf("rate", n, stats.took),
+	}, nil
+}
+
+// webhook-validate: the same on the validating path; every 10th Pod lacks
+// the annotation and must be denied, so both verdicts are exercised.
+func runWebhookValidate(ctx context.Context, e *env, bin, label string) (result, error) {
+	n := e.opts.n(20000)
+	stats, err := e.postReviews(ctx, bin, podValidatePath, n, func(i int) map[string]string {
+		if i%10 == 9 {
+			return map[string]string{"team": "bench"}
+		}
+		return map[string]string{"team": "bench", podAnnotation: "foo"}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return result{
+		paramOf("n", n),
+		durationOf("p50", percentile(stats.latencies, 50)),
+		durationOf("p99", percentile(stats.latencies, 99)),
+		rateOf("rate", n, stats.took),
+		countOf("denied", stats.denied),
+	}, nil
+}
+
+type reviewStats struct {
+	latencies []time.Duration
+	took      time.Duration
+	denied    int
+}
+
+// postReviews starts an operator, encodes n reviews up front (so the
+// client's JSON work is not timed), warms up one connection per worker,
+// then posts the n reviews at webhookConcurrency and checks every answer.
+func (e *env) postReviews(ctx context.Context, bin, path string, n int, annotations func(i int) map[string]string) (_ reviewStats, err error) {
+	op, err := e.startOperator(bin, "webhook", "replicaset")
+	if err != nil {
+		return reviewStats{}, err
+	}
+	defer func() { err = errors.Join(err, op.stop()) }()
+	if _, err := op.waitReady(ctx); err != nil {
+		return reviewStats{}, err
+	}
+
+	bodies := make([][]byte, n)
+	for i := range n {
+		if bodies[i], err = podReview(fmt.Sprintf("bench-%06d", i), annotations(i)); err != nil {
+			return reviewStats{}, err
+		}
+	}
+	client, err := e.webhookClient()
+	if err != nil {
+		return reviewStats{}, err
+	}
+	defer client.CloseIdleConnections()
+	url := "https://" + e.webhook + path
+
+	warm := webhookConcurrency * 4
+	if err := parallel(ctx, warm, webhookConcurrency, func(ctx context.Context, i int) error {
+		_, err := postReview(ctx, client, url, bodies[i%n], fmt.Sprintf("bench-%06d", i%n))
+		return err
+	}); err != nil {
+		return reviewStats{}, fmt.Errorf("warm up %s: %w", path, err)
+	}
+
+	stats := reviewStats{latencies: make([]time.Duration, n)}
+	var denied atomic.Int64
+	began := time.Now()
+	err = parallel(ctx, n, webhookConcurrency, func(ctx context.Context, i int) error {
+		start := time.Now()
+		resp, err := postReview(ctx, client, url, bodies[i], fmt.Sprintf("bench-%06d", i))
+		stats.latencies[i] = time.Since(start)
+		if err != nil {
+			return err
+		}
+		if !resp.Allowed {
+			denied.Add(1)
+		} else if path == podMutatePath && (len(resp.Patch) == 0 || resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch) {
+			return fmt.Errorf("review %d: allowed without a JSON patch", i)
+		}
+		return nil
+	})
+	stats.took = time.Since(began)
+	stats.denied = int(denied.Load())
+	return stats, err
+}
+
+// webhookClient is a keep-alive HTTPS client that trusts the control
+// plane's CA, which signed the operator's serving certificate.
+func (e *env) webhookClient() (*http.Client, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(e.cp.CACert()) {
+		return nil, errors.New("parse the control plane CA")
+	}
+	return &http.Client{
+		Timeout: 10 * time.Second, // the webhook configurations' timeoutSeconds
+		Transport: &http.Transport{
+			TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+			MaxIdleConns:        webhookConcurrency,
+			MaxIdleConnsPerHost: webhookConcurrency,
+			MaxConnsPerHost:     webhookConcurrency,
+			IdleConnTimeout:     time.Minute,
+		},
+	}, nil
+}
+
+// postReview sends one review and returns its response, failing on a
+// non-200 answer or a response for another request.
+func postReview(ctx context.Context, client *http.Client, url string, body []byte, uid string) (*admissionv1.AdmissionResponse, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("post review %s: %w", uid, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read review %s: %w", uid, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("post review %s: %s: %s", uid, resp.Status, bytes.TrimSpace(data))
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(data, &review); err != nil {
+		return nil, fmt.Errorf("decode review %s: %w", uid, err)
+	}
+	if review.Response == nil || string(review.Response.UID) != uid {
+		return nil, fmt.Errorf("review %s: answered for another request: %s", uid, data)
+	}
+	return review.Response, nil
+}
+
+// podReview is the AdmissionReview the API server sends for a Pod CREATE.
+func podReview(uid string, annotations map[string]string) ([]byte, error) {
+	pod := corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "pod-" + uid, Labels: map[string]string{"app": "bench"}, Annotations: annotations},
+		Spec:       podSpec(),
+	}
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		return nil, fmt.Errorf("encode pod: %w", err)
+	}
+	podKind := metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	podResource := metav1.GroupVersionResource{Version: "v1", Resource: "pods"}
+	review := admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID:             types.UID(uid),
+			Kind:            podKind,
+			Resource:        podResource,
+			RequestKind:     &podKind,
+			RequestResource: &podResource,
+			Name:            pod.Name,
+			Namespace:       pod.Namespace,
+			Operation:       admissionv1.Create,
+			UserInfo:        authenticationv1.UserInfo{Username: "bench"},
+			Object:          runtime.RawExtension{Raw: raw},
+			Options:         runtime.RawExtension{Raw: []byte(`{"apiVersion":"meta.k8s.io/v1","kind":"CreateOptions"}`)},
+		},
+	}
+	data, err := json.Marshal(review)
+	if err != nil {
+		return nil, fmt.Errorf("encode review: %w", err)
+	}
+	return data, nil
+}
