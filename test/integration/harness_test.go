@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
-	"go.uber.org/zap"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/logging"
 	"github.com/hexagonal-operator/operator/internal/app"
