@@ -3,8 +3,10 @@ package cache_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -144,6 +146,40 @@ func TestOnAPIServer(t *testing.T) {
 		}, waitFor, tick)
 	})
 
+	t.Run("freshness: a write is applied once its resourceVersion is", func(t *testing.T) {
+		t.Parallel()
+		ns := namespace(t, cp, "fresh")
+		c := startCache(t, cp.Config, cache.Options{Namespace: ns})
+		rsSource, podSource := c.ReplicaSets(), c.Pods()
+		require.NoError(t, rsSource.AddEventHandler(&handler{}))
+		require.NoError(t, podSource.AddEventHandler(&handler{}))
+		waitSynced(t, c)
+		rsFresh, podFresh := rsSource.(ports.CacheFreshness), podSource.(ports.CacheFreshness)
+
+		rs := createReplicaSet(t, admin, ns, "web")
+		for i := range 20 {
+			patched, err := admin.AppsV1().ReplicaSets(ns).Patch(t.Context(), "web", types.MergePatchType,
+				fmt.Appendf(nil, `{"metadata":{"labels":{"round":"%d"}}}`, i), metav1.PatchOptions{})
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return rsFresh.HasApplied(patched.ResourceVersion) }, waitFor, time.Millisecond)
+			// Applied means readable: no read after it returns the state
+			// from before the write.
+			got, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"})
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprint(i), got.Labels["round"])
+		}
+		createPod(t, admin, ns, "web-1", rs)
+		pod, err := admin.CoreV1().Pods(ns).Get(t.Context(), "web-1", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return podFresh.HasApplied(pod.ResourceVersion) }, waitFor, time.Millisecond)
+		assert.Len(t, eventuallyPods(t, c, ns, "web", 1), 1)
+
+		future := fmt.Sprint(mustUint(t, pod.ResourceVersion) + 1_000_000)
+		assert.False(t, podFresh.HasApplied(future), "a version the store has not reached")
+		assert.False(t, rsFresh.HasApplied(future))
+		assert.True(t, rsFresh.HasApplied("not-a-number"), "versions that do not compare never block")
+	})
+
 	t.Run("sync gate", func(t *testing.T) {
 		t.Parallel()
 		ns := namespace(t, cp, "sync")
@@ -162,6 +198,13 @@ func TestOnAPIServer(t *testing.T) {
 			require.NoError(t, err)
 		}
 	})
+}
+
+func mustUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 10, 64)
+	require.NoError(t, err)
+	return v
 }
 
 func newRealCache(t *testing.T, cfg *rest.Config, opts cache.Options) *cache.Cache {

@@ -46,6 +46,7 @@ var (
 	_ ports.CacheSync      = (*ChaosPodCache)(nil)
 	_ ports.HealthCheck    = (*ChaosPodCache)(nil)
 	_ ports.Source         = (*ChaosPodCache)(nil)
+	_ ports.CacheFreshness = (*ChaosPodCache)(nil)
 )
 
 // NewChaosPodCache returns a ChaosPod cache reading through client, in
@@ -139,6 +140,11 @@ func (c *ChaosPodCache) Stop(ctx context.Context) error {
 
 // Kind implements ports.Source.
 func (c *ChaosPodCache) Kind() string { return KindChaosPod }
+
+// HasApplied implements ports.CacheFreshness.
+func (c *ChaosPodCache) HasApplied(resourceVersion string) bool {
+	return storeHasApplied(c.informer.GetIndexer(), resourceVersion)
+}
 
 // AddEventHandler implements ports.Source; handlers get *chaosv1.ChaosPod.
 func (c *ChaosPodCache) AddEventHandler(h ports.EventHandler) error {

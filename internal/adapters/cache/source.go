@@ -3,6 +3,7 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -16,7 +17,10 @@ type source struct {
 	kind  string
 }
 
-var _ ports.Source = (*source)(nil)
+var (
+	_ ports.Source         = (*source)(nil)
+	_ ports.CacheFreshness = (*source)(nil)
+)
 
 func (s *source) Kind() string { return s.kind }
 
@@ -62,4 +66,30 @@ func (e eventHandler) OnDelete(obj any) {
 	if o, ok := obj.(metav1.Object); ok {
 		e.h.OnDelete(o)
 	}
+}
+
+// HasApplied implements ports.CacheFreshness: whether the kind's informer
+// store has applied resourceVersion or a later one.
+func (s *source) HasApplied(resourceVersion string) bool {
+	inf, err := s.cache.informer(s.kind)
+	if err != nil {
+		return true // a stopped cache serves no reads to protect
+	}
+	return storeHasApplied(inf.GetIndexer(), resourceVersion)
+}
+
+// storeHasApplied compares the store's last applied resourceVersion (which
+// client-go tracks with its AtomicFIFO, on by default) with rv. It answers
+// true when it cannot compare, so that it never blocks a reconcile on a
+// question it cannot answer.
+func storeHasApplied(store toolscache.Indexer, rv string) bool {
+	want, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return true
+	}
+	have, err := strconv.ParseUint(store.LastStoreSyncResourceVersion(), 10, 64)
+	if err != nil {
+		return true
+	}
+	return have >= want
 }

@@ -92,6 +92,7 @@ type Controller struct {
 	opts       Options
 	metrics    *reconcileMetrics
 	queueMP    *MetricsProvider
+	ledger     *ledger
 
 	mu     sync.Mutex // guards state and what Start creates
 	state  state
@@ -148,6 +149,7 @@ func New(cfg Config, deps Deps) (*Controller, error) {
 		stopping:   make(chan struct{}),
 		done:       make(chan struct{}),
 		inflight:   map[string]inflight{},
+		ledger:     newLedger(freshnessOf(cfg.Watches)),
 	}, nil
 }
 
@@ -367,6 +369,19 @@ func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string
 			res, err = ports.Result{}, &panicError{value: r, stack: debug.Stack()}
 		}
 	}()
+	if !c.opts.DisableReadYourWrites {
+		waited, err := c.ledger.await(ctx, req, c.opts.ReadYourWritesTimeout)
+		if err != nil {
+			return ports.Result{}, err
+		}
+		if waited > 0 {
+			c.metrics.cacheWaits.Inc()
+			log.Debug("waited for the cache to apply the last write", zap.Duration("waited", waited))
+		}
+		writes := &writeSet{}
+		ctx = ports.WithWriteObserver(ctx, writes)
+		defer func() { c.ledger.record(req, writes.snapshot()) }()
+	}
 	return c.reconciler.Reconcile(ctx, req)
 }
 

@@ -69,6 +69,25 @@
 //   - success: the back-off is reset; the request comes back only when an
 //     event says so.
 //
+// # Read-your-own-writes
+//
+// A reconcile's writes reach the cache through the watch a few milliseconds
+// later, and a reconcile of the same request that starts inside that window
+// would act on the state from before them: create a second Pod, or patch and
+// announce a label twice. So each reconcile's context carries a
+// ports.WriteObserver; the kube writers report the resourceVersion the API
+// server returned for every create, update and patch (ports.ObserveWrite),
+// and the controller keeps the newest per request and kind. Before the next
+// reconcile of that request it waits until the watched sources of those
+// kinds (those that are a ports.CacheFreshness, as the cache's are) have
+// applied them: usually no wait at all, since the write's own watch event is
+// what queued the request again. A wait longer than
+// Options.ReadYourWritesTimeout fails the reconcile, which is retried with
+// back-off rather than run on stale state. Waits are counted in
+// operator_reconcile_cache_waits_total. Deletes are not tracked: the API
+// server does not return a resourceVersion for them through client-go.
+// Options.DisableReadYourWrites turns this off.
+//
 // A panic in the reconciler is recovered, logged with its stack, counted
 // and handled as an error (so retried).
 //

@@ -2,3 +2,7 @@ package controller
 
 // StopRequested lets tests see that Stop has begun (and is now waiting).
 func StopRequested(c *Controller) <-chan struct{} { return c.stopping }
+
+// LedgerLen is how many requests have writes their caches may not have
+// applied yet.
+func LedgerLen(c *Controller) int { return c.ledger.len() }

@@ -47,6 +47,9 @@ type reconcileMetrics struct {
 	panics   prometheus.Counter
 	time     prometheus.Observer
 	active   prometheus.Gauge
+	// cacheWaits counts reconciles that waited for the cache to apply the
+	// previous reconcile's writes: each is a stale read prevented.
+	cacheWaits prometheus.Counter
 }
 
 func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetrics, error) {
@@ -95,6 +98,14 @@ func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetr
 		return nil, err
 	}
 
+	cacheWaits, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_reconcile_cache_waits_total",
+		Help: "Reconciles that waited for the cache to apply the previous reconcile's writes, per controller",
+	}, []string{"controller"}))
+	if err != nil {
+		return nil, err
+	}
+
 	// WithLabelValues creates every series now, at zero, as
 	// controller-runtime does: rate() and alerts see 0 rather than nothing
 	// before the first reconcile.
@@ -105,6 +116,8 @@ func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetr
 		panics:   panics.WithLabelValues(name),
 		time:     reconcileTime.WithLabelValues(name),
 		active:   active.WithLabelValues(name),
+
+		cacheWaits: cacheWaits.WithLabelValues(name),
 	}
 	for _, r := range []string{resultSuccess, resultError, resultRequeueAfter, resultRequeue} {
 		m.total[r] = total.WithLabelValues(name, r)

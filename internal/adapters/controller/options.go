@@ -16,6 +16,11 @@ import (
 const (
 	// DefaultReconcileTimeout bounds one Reconcile call.
 	DefaultReconcileTimeout = 60 * time.Second
+	// DefaultReadYourWritesTimeout bounds how long a reconcile waits for
+	// the cache to apply the previous reconcile's writes. A watch delivers
+	// in milliseconds; seconds mean the watch is down, and the request is
+	// better retried with back-off than reconciled on stale state.
+	DefaultReadYourWritesTimeout = 10 * time.Second
 	// stuckFactor × ReconcileTimeout is the default stuck threshold: a
 	// reconcile that outlives its own deadline that long ignores its context
 	// and will not come back by itself.
@@ -37,6 +42,14 @@ type Options struct {
 	// limiter: per request 5ms doubling up to 1000s, and 10 qps with a
 	// burst of 100 overall.
 	NewRateLimiter func() workqueue.TypedRateLimiter[ports.Request]
+	// ReadYourWritesTimeout bounds the wait, before a reconcile, for the
+	// caches to apply the writes the previous reconcile of the same request
+	// made (see the package documentation). On timeout the reconcile fails
+	// and is retried with back-off. Default [DefaultReadYourWritesTimeout].
+	ReadYourWritesTimeout time.Duration
+	// DisableReadYourWrites reconciles without that wait, as
+	// controller-runtime does.
+	DisableReadYourWrites bool
 }
 
 func (o Options) withDefaults() Options {
@@ -45,6 +58,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StuckThreshold == 0 {
 		o.StuckThreshold = stuckFactor * o.ReconcileTimeout
+	}
+	if o.ReadYourWritesTimeout == 0 {
+		o.ReadYourWritesTimeout = DefaultReadYourWritesTimeout
 	}
 	if o.NewRateLimiter == nil {
 		o.NewRateLimiter = workqueue.DefaultTypedControllerRateLimiter[ports.Request]
@@ -56,6 +72,9 @@ func (o Options) validate() error {
 	var errs []error
 	if o.ReconcileTimeout < 0 {
 		errs = append(errs, fmt.Errorf("reconcile timeout %s is negative", o.ReconcileTimeout))
+	}
+	if o.ReadYourWritesTimeout < 0 {
+		errs = append(errs, fmt.Errorf("read-your-writes timeout %s is negative", o.ReadYourWritesTimeout))
 	}
 	if o.StuckThreshold < 0 {
 		errs = append(errs, fmt.Errorf("stuck threshold %s is negative", o.StuckThreshold))

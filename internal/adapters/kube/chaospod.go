@@ -65,6 +65,7 @@ func (w *ChaosPodWriter) update(ctx context.Context, obj *chaosv1.ChaosPod, subr
 	if err != nil {
 		return nil, fmt.Errorf("update %s %s: %w", what, key, TranslateError(err))
 	}
+	ports.ObserveWrite(ctx, chaosv1.Kind, out.GetResourceVersion())
 	typed, err := ChaosPodFromUnstructured(out)
 	if err != nil {
 		return nil, fmt.Errorf("update %s %s: %w", what, key, err)

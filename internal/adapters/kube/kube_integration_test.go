@@ -54,6 +54,23 @@ func TestOnAPIServer(t *testing.T) {
 		assert.Contains(t, managers, kube.FieldManager)
 	})
 
+	t.Run("writes report the resourceVersion the server returned", func(t *testing.T) {
+		obs := &observedWrites{}
+		ctx := ports.WithWriteObserver(t.Context(), obs)
+		require.NoError(t, writer.SetReplicaSetLabels(ctx, rsKey, map[string]string{"observed": "yes"}))
+		got, err := cp.Clientset().AppsV1().ReplicaSets(ns).Get(t.Context(), rsKey.Name, metav1.GetOptions{})
+		require.NoError(t, err)
+
+		pods, err := kube.NewPodWriter(clients.Kubernetes)
+		require.NoError(t, err)
+		pod, err := pods.CreatePod(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "observed"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"ReplicaSet@" + got.ResourceVersion, "Pod@" + pod.ResourceVersion}, obs.writes)
+	})
+
 	t.Run("requests carry the user agent", func(t *testing.T) {
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			assert.Contains(c, auditedUserAgents(t, cp.AuditLogPath, "patch", "replicasets"), "kube-adapter-test/1")
@@ -140,3 +157,7 @@ func auditedUserAgents(t *testing.T, path, verb, resource string) []string {
 	}
 	return agents
 }
+
+type observedWrites struct{ writes []string }
+
+func (o *observedWrites) ObserveWrite(kind, rv string) { o.writes = append(o.writes, kind+"@"+rv) }

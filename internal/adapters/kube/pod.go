@@ -35,6 +35,7 @@ func (w *PodWriter) CreatePod(ctx context.Context, pod *corev1.Pod) (*corev1.Pod
 	if err != nil {
 		return nil, fmt.Errorf("create pod %s: %w", key, TranslateError(err))
 	}
+	ports.ObserveWrite(ctx, KindPod, out.ResourceVersion)
 	return out, nil
 }
 

@@ -17,6 +17,13 @@ import (
 // metadata.managedFields.
 const FieldManager = "hexagonal-operator"
 
+// Kinds the writers report to ports.ObserveWrite, spelled as the sources of
+// the same kinds name them.
+const (
+	KindReplicaSet = "ReplicaSet"
+	KindPod        = "Pod"
+)
+
 // ReplicaSetWriter writes ReplicaSets through the API server.
 type ReplicaSetWriter struct {
 	client kubernetes.Interface
@@ -44,10 +51,11 @@ func (w *ReplicaSetWriter) SetReplicaSetLabels(ctx context.Context, key types.Na
 	if err != nil {
 		return fmt.Errorf("patch replicaset %s: encode labels: %w", key, err)
 	}
-	_, err = w.client.AppsV1().ReplicaSets(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch,
+	out, err := w.client.AppsV1().ReplicaSets(key.Namespace).Patch(ctx, key.Name, types.MergePatchType, patch,
 		metav1.PatchOptions{FieldManager: FieldManager})
 	if err != nil {
 		return fmt.Errorf("patch replicaset %s: %w", key, TranslateError(err))
 	}
+	ports.ObserveWrite(ctx, KindReplicaSet, out.ResourceVersion)
 	return nil
 }
