@@ -363,6 +363,14 @@ func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string
 	ctx, cancel := context.WithTimeout(ctx, c.opts.ReconcileTimeout)
 	defer cancel()
 	ctx = withReconcile(ctx, id, log)
+	// A reconcile still running well after its deadline ignores its
+	// context: report it once, as it happens; the stuck check turns it into
+	// a failing /healthz if it goes on.
+	overrun := time.AfterFunc(c.opts.ReconcileTimeout+overrunGrace(c.opts.ReconcileTimeout), func() {
+		c.metrics.overruns.Inc()
+		log.Error("reconcile ignores its deadline", zap.Duration("timeout", c.opts.ReconcileTimeout))
+	})
+	defer overrun.Stop()
 	defer func() {
 		if r := recover(); r != nil {
 			c.metrics.panics.Inc()
@@ -384,6 +392,10 @@ func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string
 	}
 	return c.reconciler.Reconcile(ctx, req)
 }
+
+// overrunGrace is how long past its deadline a reconcile may take to
+// notice: a tenth of the timeout, at most a second.
+func overrunGrace(timeout time.Duration) time.Duration { return min(timeout/10, time.Second) }
 
 // panicError is a recovered panic, with the stack of the goroutine that
 // panicked for the log line.

@@ -96,7 +96,9 @@
 // in flight until its context ends, and then cancels them and reports which
 // ones did not finish. A reconcile that runs much longer than its timeout
 // fails the liveness check [Controller.StuckCheck], so that a wedged
-// process is restarted.
+// process is restarted; one still running a little past its timeout (a
+// tenth of it, at most a second) is logged ("reconcile ignores its
+// deadline") and counted in operator_reconcile_overruns_total as it happens.
 //
 // # Metrics
 //

@@ -46,3 +46,30 @@ func TestStuckCheckFailsWhileAReconcileOutlivesTheThreshold(t *testing.T) {
 	require.Eventually(t, func() bool { return check.Check(t.Context()) == nil }, waitFor, tick,
 		"healthy again once the reconcile returned")
 }
+
+// TestAReconcileIgnoringItsDeadlineIsReported: the overrun is counted and
+// logged once, with the request, while the reconcile still runs.
+func TestAReconcileIgnoringItsDeadlineIsReported(t *testing.T) {
+	t.Parallel()
+	e := newEnv()
+	src := newSource("Thing")
+	release := make(chan struct{})
+	r := newRecorder(func(_ context.Context, req ports.Request, _ int) (ports.Result, error) {
+		if req.Name == "deaf" {
+			<-release // ignores ctx
+		}
+		return ports.Result{}, nil
+	})
+	c := build(t, e, "deaf", src, 1, controller.Options{ReconcileTimeout: 20 * time.Millisecond}, r)
+	start(t, c)
+	defer close(release)
+
+	src.add(object("ns", "deaf"))
+	require.Eventually(t, func() bool {
+		return metric(t, e.reg, "operator_reconcile_overruns_total", "controller", "deaf") == 1
+	}, waitFor, tick)
+	lines := e.logs.FilterMessage("reconcile ignores its deadline").All()
+	require.Len(t, lines, 1)
+	assert.Equal(t, "deaf", lines[0].ContextMap()["name"])
+	assert.Equal(t, "ns", lines[0].ContextMap()["namespace"])
+}

@@ -50,6 +50,8 @@ type reconcileMetrics struct {
 	// cacheWaits counts reconciles that waited for the cache to apply the
 	// previous reconcile's writes: each is a stale read prevented.
 	cacheWaits prometheus.Counter
+	// overruns counts reconciles still running well past their timeout.
+	overruns prometheus.Counter
 }
 
 func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetrics, error) {
@@ -106,6 +108,14 @@ func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetr
 		return nil, err
 	}
 
+	overruns, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "operator_reconcile_overruns_total",
+		Help: "Reconciles still running well past their timeout (ignoring their context), per controller",
+	}, []string{"controller"}))
+	if err != nil {
+		return nil, err
+	}
+
 	// WithLabelValues creates every series now, at zero, as
 	// controller-runtime does: rate() and alerts see 0 rather than nothing
 	// before the first reconcile.
@@ -118,6 +128,7 @@ func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetr
 		active:   active.WithLabelValues(name),
 
 		cacheWaits: cacheWaits.WithLabelValues(name),
+		overruns:   overruns.WithLabelValues(name),
 	}
 	for _, r := range []string{resultSuccess, resultError, resultRequeueAfter, resultRequeue} {
 		m.total[r] = total.WithLabelValues(name, r)
