@@ -11,8 +11,9 @@ import (
 
 // Module provides the clients and the writer ports. It consumes a
 // *rest.Config and an [Options] from the composition root, and provides
-// kubernetes.Interface, metadata.Interface, dynamic.Interface and
-// ports.ReplicaSetLabeler.
+// kubernetes.Interface, metadata.Interface, dynamic.Interface,
+// ports.ReplicaSetLabeler, and the [APIServerCheck] in the value group
+// "readyz".
 var Module = fx.Module("kube",
 	fx.Provide(
 		fx.Private,
@@ -23,5 +24,6 @@ var Module = fx.Module("kube",
 			return c.Kubernetes, c.Metadata, c.Dynamic
 		},
 		fx.Annotate(NewReplicaSetWriter, fx.As(new(ports.ReplicaSetLabeler))),
+		fx.Annotate(NewAPIServerCheck, fx.As(new(ports.HealthCheck)), fx.ResultTags(`group:"readyz"`)),
 	),
 )
