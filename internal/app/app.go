@@ -91,8 +91,8 @@ func Options(cfg config.Config) fx.Option {
 				}
 			},
 		),
-		fx.Invoke(preflight),
 		logging.Module,
+		preflightChecks(cfg),
 		metrics.Module,
 		health.Module,
 		kube.Module,
@@ -140,8 +140,20 @@ func restConfig(c config.Config) (*rest.Config, error) {
 	return kube.LoadRESTConfig(c.Kubeconfig)
 }
 
+// preflightChecks fail start-up with one clear line before any server,
+// informer or controller starts. fx runs a module's invokes, and so appends
+// their hooks, in the order the modules are declared: this one is declared
+// right after logging.
+func preflightChecks(cfg config.Config) fx.Option {
+	opts := []fx.Option{fx.Invoke(preflight)}
+	if cfg.Runs(config.ControllerChaosPod) {
+		opts = append(opts, fx.Invoke(chaosPodCRDCheck))
+	}
+	return fx.Module("preflight", opts...)
+}
+
 // preflight fails start-up, with the server's address, when the API server
-// cannot be reached; it runs before the servers and informers start.
+// cannot be reached.
 func preflight(lc fx.Lifecycle, cfg *rest.Config, log *zap.Logger) {
 	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, preflightTimeout)

@@ -57,7 +57,6 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 					fx.ParamTags(``, ``, ``, ``, `name:"pod"`),
 					fx.ResultTags(controller.GroupControllers)),
 			),
-			fx.Invoke(chaosPodCRDCheck),
 		)
 	}
 	return fx.Module("chaospod", opts...)

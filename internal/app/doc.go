@@ -13,9 +13,12 @@
 //
 // # Start order
 //
-// fx runs OnStart hooks in dependency order: logging, the preflight check of
-// the API server, metrics and health servers, the webhook server (on every
-// replica), caches, the leader elector,
-// then controllers (which wait for cache sync and leadership before their
-// workers run). Stop runs in reverse within --shutdown-timeout.
+// fx runs OnStart hooks in the order their constructors ran, and stops in
+// reverse within --shutdown-timeout. The preflight module comes first, so
+// an unreachable API server or a missing CRD fails start-up before anything
+// listens or watches: logging, the preflight checks (API server, ChaosPod
+// CRD), then the metrics, health and webhook servers (webhooks serve on
+// every replica), the leader elector, the caches and the event recorder,
+// and the controllers last, which wait for cache sync and leadership before
+// their workers run. docs/architecture.md has the full order.
 package app

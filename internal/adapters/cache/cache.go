@@ -261,7 +261,10 @@ func (c *Cache) informer(kind string) (toolscache.SharedIndexInformer, error) {
 			}
 		}
 	default:
-		return nil, fmt.Errorf("cache: unknown kind %q", kind)
+		var err error
+		if inf, err = c.resourceInformer(kind); err != nil {
+			return nil, err
+		}
 	}
 	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(kind)); err != nil {
 		return nil, fmt.Errorf("set %s watch error handler: %w", kind, err)

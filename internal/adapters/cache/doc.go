@@ -38,6 +38,20 @@
 // (ports.HealthCheck). Reads block until their kind has synced (bounded by
 // their context) rather than answering "not found" from an empty cache.
 //
+// # Other built-in kinds
+//
+// [NewResource] caches any other resource of the typed clientset on the same
+// factory (managedFields stripped alike), as a ports.Source and a
+// ports.ObjectReader of its typed objects: what a controller added with
+// app.Controller reads. Its informer is keyed by the resource's path, for
+// example "v1/configmaps", in readiness messages and metrics.
+//
+// # Freshness
+//
+// Every source is a ports.CacheFreshness: it reports whether its informer
+// store has applied a resourceVersion, from client-go's record of the last
+// one it applied. The controller loop uses it to read its own writes.
+//
 // # Metrics
 //
 // operator_cache_objects{kind} counts the objects each informer holds, read

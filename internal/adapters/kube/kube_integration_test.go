@@ -68,7 +68,18 @@ func TestOnAPIServer(t *testing.T) {
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 		})
 		require.NoError(t, err)
-		assert.Equal(t, []string{"ReplicaSet@" + got.ResourceVersion, "Pod@" + pod.ResourceVersion}, obs.writes)
+
+		_, err = clients.Kubernetes.CoreV1().ConfigMaps(ns).Create(t.Context(),
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "observed"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		patcher, err := kube.NewMetadataPatcher(clients.Metadata, corev1.SchemeGroupVersion.WithResource("configmaps"))
+		require.NoError(t, err)
+		require.NoError(t, patcher.ReportingKind("ConfigMap").SetAnnotations(ctx,
+			types.NamespacedName{Namespace: ns, Name: "observed"}, map[string]string{"observed": "yes"}))
+		cm, err := clients.Kubernetes.CoreV1().ConfigMaps(ns).Get(t.Context(), "observed", metav1.GetOptions{})
+		require.NoError(t, err)
+
+		assert.Equal(t, []string{"ReplicaSet@" + got.ResourceVersion, "Pod@" + pod.ResourceVersion, "ConfigMap@" + cm.ResourceVersion}, obs.writes)
 	})
 
 	t.Run("requests carry the user agent", func(t *testing.T) {

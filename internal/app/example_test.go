@@ -1,0 +1,63 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/fx"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+	"github.com/hexagonal-operator/operator/internal/adapters/memory"
+	"github.com/hexagonal-operator/operator/internal/app"
+	"github.com/hexagonal-operator/operator/internal/config"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// The whole operator, composed as the binary composes it, with one adapter
+// replaced: the wall clock by a memory.Clock that stands still. Overrides
+// passed to app.New come after the defaults, so fx.Replace (or fx.Decorate)
+// there wins everywhere in the graph, the domain included. Building the
+// graph does no I/O, so no cluster is needed until Start; with a control
+// plane, test/integration starts the same app. docs/testing.md walks
+// through this recipe.
+func ExampleNew() {
+	cfg, err := config.Parse([]string{"--kubeconfig=testdata/kubeconfig"}, func(string) string { return "" })
+	if err != nil {
+		fmt.Println("config:", err)
+		return
+	}
+	now := time.Date(2030, time.January, 2, 3, 4, 5, 0, time.UTC)
+	clock := memory.NewClock(now)
+
+	var (
+		got       ports.Clock
+		defaulter ports.ChaosPodDefaulter
+	)
+	a := app.New(cfg,
+		// fx.As: the graph holds a ports.Clock, not a *memory.Clock.
+		fx.Replace(fx.Annotate(clock, fx.As(new(ports.Clock)))),
+		fx.Populate(&got, &defaulter),
+	)
+	if err := a.Err(); err != nil {
+		fmt.Println("app:", err)
+		return
+	}
+	fmt.Println("the app's clock is the memory clock:", got == ports.Clock(clock))
+
+	// The domain's ChaosPod defaulter was built with it: an unset
+	// nextStop becomes the pinned "now" plus one minute.
+	m, err := defaulter.DefaultChaosPodV1(context.Background(), ports.AdmissionRequest[chaosv1.ChaosPod]{
+		Operation: ports.OperationCreate,
+		Object:    &chaosv1.ChaosPod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "chaos"}},
+	})
+	if err != nil {
+		fmt.Println("default:", err)
+		return
+	}
+	fmt.Println("nextStop:", m.Object.Spec.NextStop.UTC().Format(time.RFC3339))
+	// Output:
+	// the app's clock is the memory clock: true
+	// nextStop: 2030-01-02T03:05:05Z
+}

@@ -1,0 +1,137 @@
+package app_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+
+	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/adapters/controller"
+	"github.com/hexagonal-operator/operator/internal/adapters/kube"
+	"github.com/hexagonal-operator/operator/internal/app"
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+var (
+	secrets      = corev1.SchemeGroupVersion.WithResource("secrets")
+	clusterRoles = rbacv1.SchemeGroupVersion.WithResource("clusterroles")
+)
+
+// got is what a reconciler constructor was given.
+type got struct {
+	secrets     ports.ObjectReader[*corev1.Secret]
+	annotations ports.AnnotationWriter
+	events      ports.EventRecorder
+	clock       ports.Clock
+}
+
+// secretReconciler is a domain constructor as a reader writes one: ports
+// in, a ports.Reconciler and an error out.
+func secretReconciler(into *got) func(ports.ObjectReader[*corev1.Secret], ports.AnnotationWriter, ports.EventRecorder, ports.Clock) (ports.Reconciler, error) {
+	return func(r ports.ObjectReader[*corev1.Secret], w ports.AnnotationWriter, e ports.EventRecorder, c ports.Clock) (ports.Reconciler, error) {
+		*into = got{secrets: r, annotations: w, events: e, clock: c}
+		return noop{}, nil
+	}
+}
+
+type noop struct{}
+
+func (noop) Reconcile(context.Context, ports.Request) (ports.Result, error) {
+	return ports.Result{}, nil
+}
+
+func newNoop(ports.ObjectReader[*rbacv1.ClusterRole]) *noop { return &noop{} }
+
+// Extra controllers join the graph whatever --controllers selects.
+func TestControllersJoinTheGraph(t *testing.T) {
+	t.Parallel()
+	var into got
+	extra := fx.Options(
+		app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets), app.Workers(2)),
+		app.Controller("roles", newNoop, app.For[*rbacv1.ClusterRole](clusterRoles)),
+		// The same kind again: each controller has its own ports for it.
+		app.Controller("secrets-too", secretReconciler(&into), app.For[*corev1.Secret](secrets)),
+	)
+	for _, args := range [][]string{
+		{"--kubeconfig=testdata/kubeconfig"},
+		{"--kubeconfig=testdata/kubeconfig", "--controllers=replicaset", "--leader-elect"},
+		{"--kubeconfig=testdata/kubeconfig", "--controllers=", "--namespace=team"},
+	} {
+		require.NoError(t, fx.ValidateApp(app.Options(parse(t, args...)), extra), "%v", args)
+	}
+}
+
+// The reconciler gets the For kind's ports from the cache and the metadata
+// patcher, and the operator's shared ports; the controller joins the group
+// the controller module runs.
+func TestControllerWiresItsPorts(t *testing.T) {
+	t.Parallel()
+	var into got
+	var names []string
+	a := fx.New(
+		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig", "--controllers=replicaset")),
+		app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets)),
+		fx.Invoke(fx.Annotate(func(cs []*controller.Controller) {
+			for _, c := range cs {
+				names = append(names, c.Name())
+			}
+		}, fx.ParamTags(controller.GroupControllers))),
+		fx.NopLogger,
+	)
+	require.NoError(t, a.Err())
+
+	assert.ElementsMatch(t, []string{"replicaset", "secrets"}, names)
+	assert.IsType(t, &cache.Resource[*corev1.Secret]{}, into.secrets)
+	assert.IsType(t, &kube.MetadataPatcher{}, into.annotations)
+	assert.NotNil(t, into.events)
+	assert.NotNil(t, into.clock)
+}
+
+// The For kind's ports belong to its controller: the rest of the graph
+// does not see them, so two controllers never clash over them.
+func TestForPortsArePrivate(t *testing.T) {
+	t.Parallel()
+	var into got
+	err := fx.ValidateApp(
+		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig")),
+		app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets)),
+		fx.Invoke(func(ports.AnnotationWriter) {}),
+	)
+	assert.ErrorContains(t, err, "missing type: ports.AnnotationWriter")
+}
+
+func TestControllerDeclarationMistakes(t *testing.T) {
+	t.Parallel()
+	var into got
+	tests := []struct {
+		name  string
+		opt   fx.Option
+		wants []string
+	}{
+		{"no For", app.Controller("secrets", secretReconciler(&into)), []string{`controller "secrets"`, "For was not given"}},
+		{
+			"For twice",
+			app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets), app.For[*corev1.Secret](secrets)),
+			[]string{"For given more than once"},
+		},
+		{"no workers", app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets), app.Workers(0)), []string{"workers must be at least 1, got 0"}},
+		{"no name", app.Controller("", secretReconciler(&into), app.For[*corev1.Secret](secrets)), []string{"name is empty"}},
+		{"not a constructor", app.Controller("secrets", noop{}, app.For[*corev1.Secret](secrets)), []string{"app_test.noop does not return a ports.Reconciler"}},
+		{"no reconciler out", app.Controller("secrets", func() int { return 1 }, app.For[*corev1.Secret](secrets)), []string{"func() int does not return a ports.Reconciler"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := fx.ValidateApp(app.Options(parse(t, "--kubeconfig=testdata/kubeconfig")), tt.opt)
+			require.Error(t, err)
+			for _, want := range tt.wants {
+				assert.ErrorContains(t, err, want)
+			}
+		})
+	}
+}
