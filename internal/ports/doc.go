@@ -16,6 +16,30 @@
 //     importing the other: the controller loop consumes a [Source] and a
 //     [CacheSync] from the cache, and waits on a [LeaderElector].
 //
+// # A tour
+//
+// A change in the cluster reaches the operator through a [Source], which
+// hands objects to an [EventHandler]; the controller loop turns them into a
+// [Request] for a [Reconciler] once [CacheSync] says the caches are full and
+// [LeaderElector] says this replica leads. The ReplicaSet reconciler reads
+// through [ReplicaSetReader] and [PodMetadataLister] and writes through
+// [ReplicaSetLabeler]; the ChaosPod reconciler reads through
+// [ChaosPodReader] and [PodReader] and writes through [ChaosPodWriter] and
+// [PodWriter], timing its Pods with a [Clock]. Both tell people what they
+// did through an [EventRecorder]. A controller added from outside reads any
+// built-in kind through [ObjectReader] and annotates it through
+// [AnnotationWriter].
+//
+// Every write reports its resourceVersion to a [WriteObserver] (see
+// [ObserveWrite]), and the next reconcile of the same request waits until
+// the [Source]'s cache, a [CacheFreshness], has applied it: the operator
+// reads its own writes.
+//
+// On the admission path the webhook server asks a [PodMutator] and a
+// [PodValidator] about Pods, a [ChaosPodDefaulter] and a [ChaosPodValidator]
+// about ChaosPods, serving with the certificate of a [CertSource]. A
+// [HealthCheck] per part feeds /healthz and /readyz.
+//
 // Each interface names one role, lives in its own file and is documented as
 // "X knows how to …". Interfaces stay small so a test double is a few lines
 // and so one adapter type can satisfy several of them.
