@@ -109,10 +109,22 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 			if err := f.Value.Set(v); err != nil {
 				envErr = fmt.Errorf("invalid value %q for %s (flag --%s): %v", v, key, f.Name, unwrapParse(err))
 			}
+			set[f.Name] = true
 		}
 	})
 	if envErr != nil {
 		return Config{}, envErr
+	}
+	// As in kubebuilder, --zap-devel changes the defaults (debug, console)
+	// and an explicit level or encoder still wins. Empty means "the mode's
+	// default" to the logging adapter.
+	if c.ZapDevel {
+		if !set["zap-log-level"] {
+			c.ZapLogLevel = ""
+		}
+		if !set["zap-encoder"] {
+			c.ZapEncoder = ""
+		}
 	}
 	c.OperatorNamespace = getenv("POD_NAMESPACE")
 	if c.OperatorNamespace == "" {
@@ -230,9 +242,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("invalid value %d for flag --replicaset-workers: must be at least 1", c.ReplicaSetWorkers)
 	case c.ChaosPodWorkers < 1:
 		return fmt.Errorf("invalid value %d for flag --chaospod-workers: must be at least 1", c.ChaosPodWorkers)
-	case c.ZapEncoder != "json" && c.ZapEncoder != "console":
+	case c.ZapEncoder != "json" && c.ZapEncoder != "console" && !(c.ZapDevel && c.ZapEncoder == ""):
 		return fmt.Errorf("invalid value %q for flag --zap-encoder: must be json or console", c.ZapEncoder)
-	case !validLogLevel(c.ZapLogLevel):
+	case !validLogLevel(c.ZapLogLevel) && !(c.ZapDevel && c.ZapLogLevel == ""):
 		return fmt.Errorf("invalid value %q for flag --zap-log-level: must be debug, info, error or a non-negative integer", c.ZapLogLevel)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("invalid value %s for flag --shutdown-timeout: must be positive", c.ShutdownTimeout)

@@ -138,3 +138,30 @@ func TestEnvName(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "OPERATOR_LEADER_ELECTION_LEASE_DURATION", config.EnvName("leader-election-lease-duration"))
 }
+
+// --zap-devel changes the logging defaults, as kubebuilder's does; what is
+// set explicitly, by flag or environment, still wins.
+func TestZapDevelChangesTheDefaultsOnly(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name           string
+		args           []string
+		env            func(string) string
+		level, encoder string
+	}{
+		{"off", nil, env(), "info", "json"},
+		{"devel: the mode's defaults", []string{"--zap-devel"}, env(), "", ""},
+		{"devel with a level", []string{"--zap-devel", "--zap-log-level=error"}, env(), "error", ""},
+		{"devel with an encoder from the environment", []string{"--zap-devel"}, env("OPERATOR_ZAP_ENCODER", "json"), "", "json"},
+		{"devel from the environment", nil, env("OPERATOR_ZAP_DEVEL", "true"), "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Parse(tt.args, tt.env)
+			require.NoError(t, err)
+			assert.Equal(t, tt.level, c.ZapLogLevel, "level")
+			assert.Equal(t, tt.encoder, c.ZapEncoder, "encoder")
+		})
+	}
+}
