@@ -27,6 +27,10 @@ tools: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl into b
 test: tools ## Run every test tier (unit, contract, integration, end to end) with the race detector.
 	go test $(TEST_FLAGS) ./...
 
+.PHONY: test-reliability
+test-reliability: tools ## Run only the fault tests (test/reliability: failover, API server loss, watch expiry, shutdown under load), verbose with their figures.
+	set -o pipefail; go test $(TEST_FLAGS) -count=1 -v ./test/reliability/ 2>&1 | grep -E 'figure:|^(--- |ok|FAIL|panic)'
+
 .PHONY: lint
 lint: ## gofmt, go vet and the architecture test (the hexagon's dependency rule).
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

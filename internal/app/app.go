@@ -67,10 +67,11 @@ func Options(cfg config.Config) fx.Option {
 			func(c config.Config) health.Options { return health.Options{BindAddress: c.HealthProbeBindAddress} },
 			func(c config.Config) webhook.Options {
 				return webhook.Options{
-					Port:        c.WebhookPort,
-					CertMode:    c.WebhookCertMode,
-					CertDir:     c.WebhookCertDir,
-					EnableHTTP2: c.EnableHTTP2,
+					Port:          c.WebhookPort,
+					CertMode:      c.WebhookCertMode,
+					CertDir:       c.WebhookCertDir,
+					EnableHTTP2:   c.EnableHTTP2,
+					ShutdownDelay: c.WebhookShutdownDelay,
 					Self: webhook.SelfCertOptions{
 						Namespace:   c.OperatorNamespace,
 						SecretName:  c.WebhookCertSecret,
@@ -94,6 +95,7 @@ func Options(cfg config.Config) fx.Option {
 		logging.Module,
 		preflightChecks(cfg),
 		metrics.Module,
+		stopOrder,
 		health.Module,
 		kube.Module,
 		webhook.Module,
@@ -151,6 +153,14 @@ func preflightChecks(cfg config.Config) fx.Option {
 	}
 	return fx.Module("preflight", opts...)
 }
+
+// stopOrder builds the shared cache, the webhook server and the elector in
+// this order, before anything else asks for them: fx stops in the reverse
+// of the start order, and a SIGTERM should stop the controllers, release
+// the Lease (so a standby takes over at once), and only then drain the
+// webhook server, whose shutdown delay would otherwise hold the Lease.
+var stopOrder = fx.Module("order",
+	fx.Invoke(func(*cache.Cache, *webhook.Server, *leaderelection.Elector) {}))
 
 // preflight fails start-up, with the server's address, when the API server
 // cannot be reached.

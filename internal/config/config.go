@@ -61,6 +61,9 @@ type Config struct {
 	ZapDevel    bool
 
 	ShutdownTimeout time.Duration
+	// WebhookShutdownDelay is how long a stopping webhook server goes on
+	// serving before it closes its port.
+	WebhookShutdownDelay time.Duration
 	Version         bool
 
 	// OperatorNamespace is where the operator itself runs: POD_NAMESPACE,
@@ -194,6 +197,7 @@ func newFlagSet(c *Config, getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&c.ZapEncoder, "zap-encoder", "json", "log encoding: json or console")
 	fs.BoolVar(&c.ZapDevel, "zap-devel", false, "development logging: console encoding, debug level, stack traces on warnings")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "budget for a graceful stop on SIGTERM/SIGINT")
+	fs.DurationVar(&c.WebhookShutdownDelay, "webhook-shutdown-delay", time.Second, "on stop, how long the webhook server goes on serving (closing connections after each response) before it closes its port, so that admission calls already on their way succeed")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	return fs
 }
@@ -248,6 +252,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("invalid value %q for flag --zap-log-level: must be debug, info, error or a non-negative integer", c.ZapLogLevel)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("invalid value %s for flag --shutdown-timeout: must be positive", c.ShutdownTimeout)
+	case c.WebhookShutdownDelay < 0 || c.WebhookShutdownDelay >= c.ShutdownTimeout:
+		return fmt.Errorf("invalid value %s for flag --webhook-shutdown-delay: must be at least 0 and shorter than --shutdown-timeout (%s)", c.WebhookShutdownDelay, c.ShutdownTimeout)
 	}
 	for _, name := range c.Controllers {
 		if name != ControllerReplicaSet && name != ControllerChaosPod {

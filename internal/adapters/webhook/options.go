@@ -67,6 +67,13 @@ type Options struct {
 	// MaxConversionBytes bounds a ConversionReview body; larger ones get 413.
 	MaxConversionBytes int64
 
+	// ShutdownDelay is how long Stop goes on serving before it closes the
+	// listener, answering with "Connection: close" meanwhile. The API
+	// server keeps calling a webhook until it learns the endpoint is gone
+	// (a Service's endpoints follow the Pod's readiness a little later), and
+	// a call that finds the port closed fails its admission. Zero: none.
+	ShutdownDelay time.Duration
+
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
@@ -126,6 +133,9 @@ func (o Options) validate() error {
 	}
 	if o.CertPollInterval < 0 {
 		errs = append(errs, errors.New("negative certificate poll interval"))
+	}
+	if o.ShutdownDelay < 0 {
+		errs = append(errs, errors.New("negative shutdown delay"))
 	}
 	if o.CertMode == CertModeSelf {
 		if err := o.Self.validate(); err != nil {

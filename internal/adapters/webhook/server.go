@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +36,10 @@ type Server struct {
 	log         *zap.Logger
 	metrics     *metrics
 	mux         *http.ServeMux
+
+	// draining is set by Stop: responses then close their connection, so
+	// that callers open new ones while the server still accepts them.
+	draining atomic.Bool
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -105,7 +110,7 @@ func (s *Server) Start(ctx context.Context) error {
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(s.opts.EnableHTTP2)
 	srv := &http.Server{
-		Handler: s.mux,
+		Handler: http.HandlerFunc(s.serveHTTP),
 		TLSConfig: &tls.Config{
 			MinVersion:     tls.VersionTLS12,
 			GetCertificate: s.certs.GetCertificate,
@@ -129,9 +134,11 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops accepting connections and waits, within ctx, for requests in
-// flight to finish; when ctx ends first it closes the remaining
-// connections. Stopping a server that never started is a no-op.
+// Stop first goes on serving for Options.ShutdownDelay (bounded by ctx),
+// closing each connection after its response, then stops accepting
+// connections and waits, within ctx, for requests in flight to finish; when
+// ctx ends first it closes the remaining connections. Stopping a server
+// that never started is a no-op.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	srv, served := s.srv, s.served
@@ -139,6 +146,16 @@ func (s *Server) Stop(ctx context.Context) error {
 	if srv == nil {
 		return nil
 	}
+	if s.opts.ShutdownDelay > 0 && !s.draining.Swap(true) {
+		s.log.Info("webhook server draining", zap.Duration("delay", s.opts.ShutdownDelay))
+		t := time.NewTimer(s.opts.ShutdownDelay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	s.draining.Store(true)
 	err := srv.Shutdown(ctx)
 	if err != nil {
 		_ = srv.Close()
@@ -149,7 +166,13 @@ func (s *Server) Stop(ctx context.Context) error {
 	return err
 }
 
-// Addr is the bound address, nil before Start.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		w.Header().Set("Connection", "close")
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
 func (s *Server) Addr() *net.TCPAddr {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -448,4 +449,34 @@ func TestPatchAppliesEvenWhenTheRawObjectLacksAParent(t *testing.T) {
 	require.NoError(t, json.Unmarshal(patched, &pod))
 	assert.Equal(t, map[string]string{admission.PodAnnotationKey: "foo"}, pod.Annotations)
 	assert.Equal(t, "nginx", pod.Spec.Containers[0].Image)
+}
+
+// A stopping server goes on serving for its shutdown delay, telling each
+// caller to close its connection, so that admission calls already on their
+// way succeed; then it closes its port.
+func TestStopServesThroughTheShutdownDelay(t *testing.T) {
+	t.Parallel()
+	const delay = 400 * time.Millisecond
+	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.ShutdownDelay = delay })
+	review := podReview(t, "before", admissionv1.Create, testPod(nil), nil)
+	resp, _ := f.post(t, "/mutate--v1-pod", "application/json", review)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Empty(t, resp.Header.Get("Connection"), "keep-alive while serving")
+
+	stopped := make(chan error, 1)
+	begun := time.Now()
+	go func() { stopped <- f.server.Stop(context.Background()) }()
+	require.Eventually(t, func() bool { return len(f.logs.FilterMessage("webhook server draining").All()) == 1 }, 5*time.Second, time.Millisecond)
+
+	// Every call during the delay is served, each on a connection the
+	// server closes after answering.
+	for time.Since(begun) < delay/2 {
+		resp, _ := f.post(t, "/mutate--v1-pod", "application/json", review)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.True(t, resp.Close, "the server asks the caller to close the connection")
+	}
+	require.NoError(t, <-stopped)
+	assert.GreaterOrEqual(t, time.Since(begun), delay)
+	_, err := f.client.Post(f.base+"/mutate--v1-pod", "application/json", bytes.NewReader(review))
+	require.Error(t, err, "closed once the delay is over")
 }
