@@ -64,7 +64,7 @@ type Config struct {
 	// WebhookShutdownDelay is how long a stopping webhook server goes on
 	// serving before it closes its port.
 	WebhookShutdownDelay time.Duration
-	Version         bool
+	Version              bool
 
 	// OperatorNamespace is where the operator itself runs: POD_NAMESPACE,
 	// else the leader-election namespace. Not a flag.
