@@ -118,6 +118,9 @@ func leaderFailover(t *testing.T, n int) {
 	g.forget(second)
 	if assert.True(t, ok, "the SIGTERMed leader released the Lease (holder emptied) before another took it") {
 		figure(t, fmt.Sprintf("failover-%d-replicas-sigterm-release", n), released.Sub(termAt))
+		// The webhook server drains for its shutdown delay (1s by
+		// default) only after the Lease is released.
+		assert.Less(t, released.Sub(termAt), time.Second, "the Lease is released before the webhook server drains")
 	}
 	figure(t, fmt.Sprintf("failover-%d-replicas-sigterm-takeover", n), takeover.Sub(termAt))
 	figure(t, fmt.Sprintf("failover-%d-replicas-sigterm-first-label", n), labeled.Sub(termAt))
