@@ -51,6 +51,14 @@ BENCH_FLAGS ?=
 bench: tools build ## Run the benchmark driver (bench/) against its own control plane; BENCH_FLAGS="--runs=3 --ab=other/operator".
 	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator $(BENCH_FLAGS)
 
+.PHONY: crbaseline
+crbaseline: ## Build the controller-runtime baseline (bench/crbaseline, a separate module) into bin/crbaseline.
+	cd bench/crbaseline && $(GO_BUILD) -o $(BIN)/crbaseline .
+
+.PHONY: bench-ab
+bench-ab: tools build crbaseline ## Side by side: the operator (A) against the controller-runtime baseline (B), alternating runs.
+	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator --ab=$(BIN)/crbaseline $(BENCH_FLAGS)
+
 .PHONY: docker-build
 docker-build: ## Build the container image $(IMG) (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
