@@ -6,8 +6,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -423,4 +425,72 @@ func expiredPair(t testing.TB, ca *webhook.TestCA) webhook.TestPair {
 	p, err := ca.IssueAt(time.Now().Add(-2*time.Hour), time.Hour, "127.0.0.1")
 	require.NoError(t, err)
 	return p
+}
+
+// Slow clients (slowloris) cannot hold the server: connections that
+// dribble their headers, or never finish the TLS handshake, are closed
+// after the read-header timeout, and admission goes on meanwhile.
+func TestSlowClientsCannotExhaustTheServer(t *testing.T) {
+	t.Parallel()
+	const headerTimeout = 3 * time.Second
+	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.ReadHeaderTimeout = headerTimeout })
+
+	const slow = 100
+	closed := make(chan time.Duration, 2*slow)
+	start := time.Now()
+	for i := range slow {
+		// Half finish TLS and send a header byte every 100ms; half open
+		// TCP only and say nothing.
+		var conn net.Conn
+		var err error
+		if i%2 == 0 {
+			conn, err = dialTLS(f, &tls.Config{MinVersion: tls.VersionTLS12})
+		} else {
+			conn, err = net.Dial("tcp", f.server.Addr().String())
+		}
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = conn.Close() })
+		go func(conn net.Conn, dribble bool) {
+			if dribble {
+				_, _ = conn.Write([]byte("POST /mutate--v1-pod HTTP/1.1\r\n"))
+			}
+			buf := make([]byte, 1)
+			for {
+				if dribble {
+					if _, err := conn.Write([]byte("X")); err != nil {
+						break
+					}
+				}
+				_ = conn.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+				if _, err := conn.Read(buf); err != nil && !isTimeout(err) {
+					break
+				}
+				if time.Since(start) > 20*time.Second {
+					break
+				}
+			}
+			closed <- time.Since(start)
+		}(conn, i%2 == 0)
+	}
+
+	// Admission is served while they hang on.
+	review := podReview(t, "fast", admissionv1.Create, testPod(nil), nil)
+	for range 20 {
+		resp, _ := f.post(t, "/mutate--v1-pod", "application/json", review)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	assert.Empty(t, closed, "served while every slow connection was still open")
+	for range slow {
+		select {
+		case d := <-closed:
+			assert.Less(t, d, headerTimeout+5*time.Second, "a slow connection is closed by the server")
+		case <-time.After(20 * time.Second):
+			t.Fatal("a slow connection is still open")
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
