@@ -42,3 +42,10 @@ func (s *SelfCertSource) SetClock(now func() time.Time) { s.now = now }
 
 // Refresh runs one refresh pass now, as the background loop does.
 func (s *SelfCertSource) Refresh(ctx context.Context) error { return s.refresh(ctx) }
+
+// OpenConns counts the connections the server tracks.
+func OpenConns(s *Server) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}

@@ -42,6 +42,7 @@ type Server struct {
 	draining atomic.Bool
 
 	mu     sync.Mutex
+	conns  map[net.Conn]http.ConnState // guarded by mu
 	srv    *http.Server
 	addr   *net.TCPAddr
 	served chan struct{} // closed when Serve has returned
@@ -121,6 +122,7 @@ func (s *Server) Start(ctx context.Context) error {
 		WriteTimeout:      s.opts.WriteTimeout,
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         s.trackConn,
 		ErrorLog:          log.New(httpErrorWriter{s.log}, "", 0),
 	}
 	s.srv, s.addr, s.served = srv, ln.Addr().(*net.TCPAddr), make(chan struct{})
@@ -156,7 +158,23 @@ func (s *Server) Stop(ctx context.Context) error {
 		}
 	}
 	s.draining.Store(true)
-	err := srv.Shutdown(ctx)
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+	// Shutdown closes idle connections at once but leaves a new one (no
+	// request read yet) for five seconds; none carries a request in flight,
+	// so they are closed too, until Shutdown returns.
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var err error
+wait:
+	for {
+		s.closeNewConns()
+		select {
+		case err = <-shut:
+			break wait
+		case <-tick.C:
+		}
+	}
 	if err != nil {
 		_ = srv.Close()
 		err = fmt.Errorf("stop webhook server: %w", err)
@@ -164,6 +182,30 @@ func (s *Server) Stop(ctx context.Context) error {
 	<-served
 	s.log.Info("webhook server stopped")
 	return err
+}
+
+func (s *Server) trackConn(c net.Conn, state http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch state {
+	case http.StateClosed, http.StateHijacked:
+		delete(s.conns, c)
+	default:
+		if s.conns == nil {
+			s.conns = map[net.Conn]http.ConnState{}
+		}
+		s.conns[c] = state
+	}
+}
+
+func (s *Server) closeNewConns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c, state := range s.conns {
+		if state == http.StateNew {
+			_ = c.Close()
+		}
+	}
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {

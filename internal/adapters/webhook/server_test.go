@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -479,4 +480,19 @@ func TestStopServesThroughTheShutdownDelay(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(begun), delay)
 	_, err := f.client.Post(f.base+"/mutate--v1-pod", "application/json", bytes.NewReader(review))
 	require.Error(t, err, "closed once the delay is over")
+}
+
+// A connection that never sent a request holds no work: Stop closes it
+// rather than waiting the five seconds net/http gives new connections.
+func TestStopDoesNotWaitForConnectionsWithoutARequest(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	conn, err := net.Dial("tcp", f.server.Addr().String())
+	require.NoError(t, err)
+	defer func() { _ = conn.Close() }()
+	require.Eventually(t, func() bool { return webhook.OpenConns(f.server) == 1 }, 5*time.Second, time.Millisecond)
+
+	began := time.Now()
+	require.NoError(t, f.server.Stop(context.Background()))
+	assert.Less(t, time.Since(began), 2*time.Second)
 }
