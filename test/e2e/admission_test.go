@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
 // The binary's Pod webhooks, installed from config/webhook, admit Pods
@@ -20,7 +21,7 @@ func TestPodAdmissionThroughTheAPIServer(t *testing.T) {
 	t.Parallel()
 	cp := controlplane.StartT(t, controlplane.Options{})
 	ctx := context.Background()
-	p := runOperatorAgainst(t, cp, "--controllers=replicaset")
+	p := operatorproc.RunAgainst(t, operatorBin, cp, "--controllers=replicaset")
 	root, err := controlplane.RepoRoot()
 	require.NoError(t, err)
 	_, err = cp.InstallWebhooks(ctx, filepath.Join(root, "config", "webhook"), controlplane.WebhookServer{Host: p.Webhook, CABundle: cp.CACert()})

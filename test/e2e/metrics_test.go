@@ -1,14 +1,11 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
 // metricName finds the operator's metric names in PromQL: SPEC §3's
@@ -71,27 +69,16 @@ func kitMetrics(t *testing.T) map[string][]string {
 	return used
 }
 
-// exported reads the series names a /metrics page has; a histogram or
-// summary family x is queried as x_bucket, x_sum and x_count.
-func exported(t *testing.T, url string) map[string]bool {
+// exported reads the series names p's /metrics has; a histogram or summary
+// family x is queried as x_bucket, x_sum and x_count.
+func exported(t *testing.T, p *operatorproc.Process) map[string]bool {
 	t.Helper()
-	resp, err := http.Get(url)
+	samples, err := p.Scrape()
 	require.NoError(t, err)
-	defer func() { _ = resp.Body.Close() }()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
 	names := map[string]bool{}
-	s := bufio.NewScanner(resp.Body)
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		line := s.Text()
-		if strings.HasPrefix(line, "#") || line == "" {
-			continue
-		}
-		name, _, _ := strings.Cut(line, "{")
-		name, _, _ = strings.Cut(name, " ")
-		names[name] = true
+	for _, s := range samples {
+		names[s.Name] = true
 	}
-	require.NoError(t, s.Err())
 	return names
 }
 
@@ -106,7 +93,7 @@ func TestAlertAndDashboardMetricsAreExported(t *testing.T) {
 
 	cp := controlplane.StartT(t, controlplane.Options{})
 	ctx := context.Background()
-	p := runOperatorAgainst(t, cp, "--controllers=replicaset", "--leader-elect", "--leader-election-namespace=default")
+	p := operatorproc.RunAgainst(t, operatorBin, cp, "--controllers=replicaset", "--leader-elect", "--leader-election-namespace=default")
 	_, err := cp.InstallWebhooks(ctx, repoPath(t, "config", "webhook"), controlplane.WebhookServer{Host: p.Webhook, CABundle: cp.CACert()})
 	require.NoError(t, err)
 	cs := cp.Clientset()
@@ -123,7 +110,7 @@ func TestAlertAndDashboardMetricsAreExported(t *testing.T) {
 
 	var missing map[string][]string
 	require.Eventually(t, func() bool {
-		have := exported(t, p.Metrics+"/metrics")
+		have := exported(t, p)
 		missing = map[string][]string{}
 		for name, where := range used {
 			if !have[name] {

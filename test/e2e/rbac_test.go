@@ -34,6 +34,7 @@ import (
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	chaosv2 "github.com/hexagonal-operator/operator/api/chaos/v2"
 	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
 // exercisedElsewhere are granted permissions this test does not see used,
@@ -151,8 +152,10 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
 
 // startDeployedLike runs the binary with kubeconfig the way config/manager
 // does (leader election, POD_NAMESPACE, secure metrics, every controller),
-// on ports (webhook, metrics, health), and waits for /readyz.
-func startDeployedLike(t *testing.T, env []string, kubeconfig string, ports []int, extra ...string) *process {
+// on ports (webhook, metrics, health), and waits for /readyz. The caller
+// picks the ports because the webhook's must be known before the binary
+// starts, to install the CRD's conversion webhook and the configurations.
+func startDeployedLike(t *testing.T, env []string, kubeconfig string, ports []int, extra ...string) *operatorproc.Process {
 	t.Helper()
 	args := append([]string{
 		"--kubeconfig=" + kubeconfig,
@@ -164,18 +167,11 @@ func startDeployedLike(t *testing.T, env []string, kubeconfig string, ports []in
 		"--shutdown-timeout=10s",
 		"--zap-log-level=debug", // the most the log ever says, for assertNoSecrets
 	}, extra...)
-	p := startOperator(t, append([]string{"POD_NAMESPACE=" + operatorNamespace}, env...), args...)
+	p := operatorproc.Start(t, operatorBin, append([]string{"POD_NAMESPACE=" + operatorNamespace}, env...), args...)
+	p.Webhook = "127.0.0.1:" + strconv.Itoa(ports[0])
 	p.Metrics = "https://127.0.0.1:" + strconv.Itoa(ports[1])
 	p.Health = "http://127.0.0.1:" + strconv.Itoa(ports[2])
-	p.Webhook = "127.0.0.1:" + strconv.Itoa(ports[0])
-	require.Eventually(t, func() bool {
-		select {
-		case <-p.exited:
-			t.Fatalf("operator exited early:\n%s", p.out.String())
-		default:
-		}
-		return httpStatus(p.Health+"/readyz") == http.StatusOK
-	}, 60*time.Second, 100*time.Millisecond, "operator ready")
+	p.WaitReady(t, operatorproc.ReadyTimeout)
 	return p
 }
 
@@ -236,7 +232,7 @@ func TestRBACIsExactlyWhatTheOperatorUses(t *testing.T) {
 	// first: the chaospod controller refuses to start without it.
 	// Informers list then watch, as against API servers without streaming
 	// lists (client-go falls back to that); phase 2 streams.
-	ports := freePorts(t, 3)
+	ports := operatorproc.FreePorts(t, 3)
 	certDir := t.TempDir()
 	_, err = cp.IssueServingCert(certDir)
 	require.NoError(t, err)
@@ -317,13 +313,13 @@ func TestRBACIsExactlyWhatTheOperatorUses(t *testing.T) {
 	require.Eventually(t, func() bool { return scrape(p.Metrics, scraper) == http.StatusOK }, 30*time.Second, 200*time.Millisecond, "metrics-reader may scrape")
 	assert.Equal(t, http.StatusForbidden, scrape(p.Metrics, stranger))
 
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.Equal(t, 0, p.wait(t, 20*time.Second), "clean stop (releases the Lease)")
-	phase1Logs := p.out.String()
+	require.NoError(t, p.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, p.Wait(t, 20*time.Second), "clean stop (releases the Lease)")
+	phase1Logs := p.Output()
 
 	// Phase 2: self mode issues the Secret and writes the CA bundle into
 	// both webhook configurations and the CRD's conversion webhook.
-	p = startDeployedLike(t, nil, kubeconfig, freePorts(t, 3), "--webhook-cert-mode=self", "--webhook-cert-dir="+t.TempDir())
+	p = startDeployedLike(t, nil, kubeconfig, operatorproc.FreePorts(t, 3), "--webhook-cert-mode=self", "--webhook-cert-dir="+t.TempDir())
 	require.Eventually(t, func() bool {
 		_, err := admin.CoreV1().Secrets(operatorNamespace).Get(ctx, "hexagonal-operator-webhook-cert", metav1.GetOptions{})
 		if err != nil {
@@ -344,14 +340,14 @@ func TestRBACIsExactlyWhatTheOperatorUses(t *testing.T) {
 		bundle, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
 		return bundle != "" && bundle != base64.StdEncoding.EncodeToString(cp.CACert())
 	}, 30*time.Second, 200*time.Millisecond, "self mode wrote the Secret and the three CA bundles")
-	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	require.Equal(t, 0, p.wait(t, 20*time.Second))
+	require.NoError(t, p.Signal(syscall.SIGTERM))
+	require.Equal(t, 0, p.Wait(t, 20*time.Second))
 
 	// Neither run wrote a credential or key material to its log, at debug
 	// level, not even the tokens it was handed or authenticated.
 	secret, err := admin.CoreV1().Secrets(operatorNamespace).Get(ctx, "hexagonal-operator-webhook-cert", metav1.GetOptions{})
 	require.NoError(t, err)
-	assertNoSecrets(t, phase1Logs+p.out.String(), saCfg.BearerToken, scraper, stranger, string(secret.Data["tls.key"]), string(secret.Data["ca.key"]))
+	assertNoSecrets(t, phase1Logs+p.Output(), saCfg.BearerToken, scraper, stranger, string(secret.Data["tls.key"]), string(secret.Data["ca.key"]))
 
 	// The audit log, as the operator's ServiceAccount.
 	user := "system:serviceaccount:" + operatorNamespace + ":" + operatorServiceAccount

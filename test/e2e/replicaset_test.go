@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
 // The operator labels 1000 ReplicaSets that exist before it starts. The log
@@ -37,7 +38,7 @@ func TestOperatorLabelsPreexistingReplicaSets(t *testing.T) {
 	ceilingTook := time.Since(began)
 
 	began = time.Now()
-	runOperatorAgainst(t, cp, "--controllers=replicaset")
+	operatorproc.RunAgainst(t, operatorBin, cp, "--controllers=replicaset")
 	require.Eventually(t, func() bool { return countLabeled(t, cs, "backlog") == n }, 2*time.Minute, 100*time.Millisecond)
 	took := time.Since(began)
 	t.Logf("rs-backlog: %d ReplicaSets labeled in %s from process start; ceiling (%d direct PATCHes, c=32): %s; ratio %.2f",
