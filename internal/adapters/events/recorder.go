@@ -4,14 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clientevents "k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/reference"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -33,7 +40,16 @@ type Options struct {
 	// recorder's scheme, so Events can refer to typed objects of those
 	// kinds. Built-in kinds are always registered.
 	AddToScheme []func(*runtime.Scheme) error
+	// MaxConcurrentWrites caps the Event writes in flight; 0 means
+	// DefaultMaxConcurrentWrites. client-go's broadcaster writes each Event
+	// from a goroutine of its own, so a backlog of reconciles fires as many
+	// Event POSTs at once as labels, and they take the API server from the
+	// writes that converge the cluster. Queued Events wait; none is dropped.
+	MaxConcurrentWrites int
 }
+
+// DefaultMaxConcurrentWrites is the default of Options.MaxConcurrentWrites.
+const DefaultMaxConcurrentWrites = 4
 
 // Recorder records events.k8s.io/v1 Events through client-go's event
 // broadcaster, which aggregates repeats into series and retries failed
@@ -43,10 +59,16 @@ type Recorder struct {
 	scheme     *runtime.Scheme
 	controller string
 	log        *zap.Logger
+	maxWrites  int
+	// newSink is where Events go; tests replace the API server's.
+	newSink func() clientevents.EventSink
 
 	mu          sync.RWMutex // guards what follows
+	sink        *boundedSink
 	broadcaster clientevents.EventBroadcaster
 	recorder    clientevents.EventRecorder
+	queue       enqueuer // the broadcaster, when it takes Events synchronously
+	instance    string   // reportingInstance, as client-go names it
 	cancel      context.CancelFunc
 }
 
@@ -74,7 +96,13 @@ func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder,
 	if controller == "" {
 		controller = DefaultReportingController
 	}
-	return &Recorder{client: client, scheme: scheme, controller: controller, log: log}, nil
+	maxWrites := opts.MaxConcurrentWrites
+	if maxWrites <= 0 {
+		maxWrites = DefaultMaxConcurrentWrites
+	}
+	r := &Recorder{client: client, scheme: scheme, controller: controller, log: log, maxWrites: maxWrites}
+	r.newSink = func() clientevents.EventSink { return &clientevents.EventSinkImpl{Interface: client.EventsV1()} }
+	return r, nil
 }
 
 // Start begins sending Events to the API server. The reporting instance is
@@ -89,24 +117,29 @@ func (r *Recorder) Start(context.Context) error {
 	// Not the start context: that one ends when the application has
 	// started, and recording goes on until Stop.
 	ctx, cancel := context.WithCancel(context.Background())
-	b := clientevents.NewBroadcaster(&clientevents.EventSinkImpl{Interface: r.client.EventsV1()})
+	sink := newBoundedSink(r.newSink(), r.maxWrites)
+	b := clientevents.NewBroadcaster(sink)
 	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
 		cancel()
 		b.Shutdown()
 		return fmt.Errorf("event recorder: start: %w", err)
 	}
-	r.broadcaster, r.cancel = b, cancel
+	r.broadcaster, r.cancel, r.sink = b, cancel, sink
 	r.recorder = b.NewRecorder(r.scheme, r.controller)
+	if q, ok := b.(enqueuer); ok {
+		hostname, _ := os.Hostname()
+		r.queue, r.instance = q, r.controller+"-"+hostname
+	}
 	return nil
 }
 
-// Stop hands the queued Events to the sink and stops recording; writes
-// still in flight are abandoned when ctx ends. Events recorded after Stop
-// are dropped.
+// Stop hands the queued Events to the sink and waits, within ctx, until
+// the sink has written them; writes still in flight are abandoned when ctx
+// ends. Events recorded after Stop are dropped.
 func (r *Recorder) Stop(ctx context.Context) error {
 	r.mu.Lock()
-	b, cancel := r.broadcaster, r.cancel
-	r.recorder = nil
+	b, cancel, sink := r.broadcaster, r.cancel, r.sink
+	r.recorder, r.queue = nil, nil
 	r.mu.Unlock()
 	if b == nil {
 		return nil
@@ -115,7 +148,10 @@ func (r *Recorder) Stop(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		// Shutdown hands what is queued to the writing goroutines; the
+		// sink then tells when they are done.
 		b.Shutdown()
+		sink.waitIdle(ctx)
 	}()
 	select {
 	case <-done:
@@ -143,8 +179,54 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 	if len(args) > 0 {
 		msg = fmt.Sprintf(note, args...)
 	}
+	msg = truncate(msg, maxNoteLength)
+	if r.queue != nil {
+		r.enqueue(regarding, eventType, reason, action, msg)
+		return
+	}
 	// Already formatted: "%" in the message must reach the API server as is.
-	r.recorder.Eventf(regarding, nil, eventType, reason, action, "%s", truncate(msg, maxNoteLength))
+	r.recorder.Eventf(regarding, nil, eventType, reason, action, "%s", msg)
+}
+
+// enqueuer is the part of client-go's broadcaster that takes an Event
+// synchronously; client-go's own recorder hands each Event over from a
+// goroutine of its own, which a Stop cannot wait for.
+type enqueuer interface {
+	Action(action watch.EventType, obj runtime.Object) error
+}
+
+// enqueue builds the Event as client-go's recorder does and queues it
+// before it returns, so that Stop sees it. The broadcaster's queue only
+// hands Events to writing goroutines, so this waits for no API server.
+func (r *Recorder) enqueue(regarding runtime.Object, eventType, reason, action, note string) {
+	ref, err := reference.GetReference(r.scheme, regarding)
+	if err != nil {
+		r.log.Error("event dropped, no reference to its object", zap.String("reason", reason), zap.Error(err))
+		return
+	}
+	if eventType != corev1.EventTypeNormal && eventType != corev1.EventTypeWarning {
+		r.log.Error("event dropped, unknown type", zap.String("reason", reason), zap.String("type", eventType))
+		return
+	}
+	now := time.Now()
+	namespace := ref.Namespace
+	if namespace == "" {
+		namespace = metav1.NamespaceDefault
+	}
+	ev := &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%v.%x", ref.Name, now.UnixNano()), Namespace: namespace},
+		EventTime:           metav1.NewMicroTime(now),
+		ReportingController: r.controller,
+		ReportingInstance:   r.instance,
+		Action:              action,
+		Reason:              reason,
+		Regarding:           *ref,
+		Note:                note,
+		Type:                eventType,
+	}
+	if err := r.queue.Action(watch.Added, ev); err != nil {
+		r.log.Debug("event dropped, recorder stopping", zap.String("reason", reason), zap.Error(err))
+	}
 }
 
 // Scheme is the scheme used to name the kinds of typed objects.
