@@ -73,15 +73,16 @@ func (m *mutating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionReque
 	if err != nil {
 		return errored(http.StatusBadRequest, err)
 	}
-	// The patch is computed between two encodings of the same Go type, not
-	// from the raw request: fields this build does not know and spellings
-	// the Go type normalises (quantities, empty maps) would otherwise show
-	// up as spurious "remove" and "replace" operations. Encoding before the
-	// rule runs also keeps the diff right if a rule broke its contract and
-	// changed the request's object in place.
+	// Most rules change labels or annotations only. A copy of the object
+	// before the rule runs (a generated deep copy, far cheaper than an
+	// encoding) lets such a change become its patch directly; anything
+	// else is diffed below. The copy also keeps the patch right if a rule
+	// broke its contract and changed the request's object in place.
+	before := snapshot(typed.Object)
 	var original []byte
-	if typed.Object != nil {
-		if original, err = json.Marshal(typed.Object); err != nil {
+	if before == typed.Object && before != nil {
+		// No generated copy: the encoding is the snapshot.
+		if original, err = json.Marshal(before); err != nil {
 			return errored(http.StatusInternalServerError, fmt.Errorf("encode %s: %w", m.res.Kind.Kind, err))
 		}
 	}
@@ -93,8 +94,20 @@ func (m *mutating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionReque
 		return denied(out.Verdict)
 	}
 	resp := &admissionv1.AdmissionResponse{Allowed: true, Warnings: out.Warnings}
-	if out.Object == nil || original == nil {
+	if out.Object == nil || typed.Object == nil {
 		return resp
+	}
+	if ops, ok := metadataPatch(before, out.Object); ok {
+		return withPatch(resp, ops)
+	}
+	// The patch is computed between two encodings of the same Go type, not
+	// from the raw request: fields this build does not know and spellings
+	// the Go type normalises (quantities, empty maps) would otherwise show
+	// up as spurious "remove" and "replace" operations.
+	if original == nil {
+		if original, err = json.Marshal(before); err != nil {
+			return errored(http.StatusInternalServerError, fmt.Errorf("encode %s: %w", m.res.Kind.Kind, err))
+		}
 	}
 	mutated, err := json.Marshal(out.Object)
 	if err != nil {
@@ -114,6 +127,13 @@ func (m *mutating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionReque
 		if ops, err = jsonpatch.CreatePatch(req.Object.Raw, mutated); err != nil {
 			return errored(http.StatusInternalServerError, fmt.Errorf("compute patch: %w", err))
 		}
+	}
+	return withPatch(resp, ops)
+}
+
+func withPatch(resp *admissionv1.AdmissionResponse, ops []jsonpatch.Operation) *admissionv1.AdmissionResponse {
+	if len(ops) == 0 {
+		return resp
 	}
 	patch, err := json.Marshal(ops)
 	if err != nil {

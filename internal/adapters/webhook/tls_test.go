@@ -189,6 +189,13 @@ func postWith(t *testing.T, client *http.Client, f *fixture, reused *bool) *http
 	return resp
 }
 
+func writeAtomically(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := path + ".tmp"
+	require.NoError(t, os.WriteFile(tmp, data, 0o600))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
 func TestBadCertificateFilesKeepTheCurrentOne(t *testing.T) {
 	t.Parallel()
 	f := startFixture(t, podHooks(), nil)
@@ -198,7 +205,9 @@ func TestBadCertificateFilesKeepTheCurrentOne(t *testing.T) {
 
 	// The key of one pair with the certificate of another, then a missing
 	// key: the server keeps presenting the pair it had.
-	require.NoError(t, os.WriteFile(filepath.Join(f.dir, webhook.CertFileName), next.CertPEM, 0o600))
+	// Files are replaced whole, as a Secret volume does: a poll must not
+	// catch one half written.
+	writeAtomically(t, filepath.Join(f.dir, webhook.CertFileName), next.CertPEM)
 	require.Eventually(t, func() bool {
 		return len(f.logs.FilterMessage("webhook certificate reload failed, serving the previous one").All()) == 1
 	}, 10*time.Second, 10*time.Millisecond)
@@ -212,7 +221,7 @@ func TestBadCertificateFilesKeepTheCurrentOne(t *testing.T) {
 	_ = conn.Close()
 
 	// Once the pair is whole again it is served.
-	require.NoError(t, os.WriteFile(filepath.Join(f.dir, webhook.KeyFileName), next.KeyPEM, 0o600))
+	writeAtomically(t, filepath.Join(f.dir, webhook.KeyFileName), next.KeyPEM)
 	require.Eventually(t, func() bool {
 		conn, err := dialTLS(f, &tls.Config{MinVersion: tls.VersionTLS12})
 		if err != nil {

@@ -1,0 +1,72 @@
+package webhook
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	jsonpatchapply "gopkg.in/evanphx/json-patch.v4"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The direct patch of a metadata change applies to the object as received
+// and yields the rule's object, exactly as the diff of the encodings does;
+// anything it cannot be sure of is left to that diff.
+func TestMetadataPatch(t *testing.T) {
+	t.Parallel()
+	base := func(labels, annotations map[string]string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: labels, Annotations: annotations},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		}
+	}
+	tests := []struct {
+		name   string
+		before *corev1.Pod
+		edit   func(*corev1.Pod)
+		direct bool
+	}{
+		{"annotation added to none", base(nil, nil), func(p *corev1.Pod) { p.Annotations = map[string]string{"a": "1"} }, true},
+		{"annotation added", base(nil, map[string]string{"x": "y"}), func(p *corev1.Pod) { p.Annotations["a/b~c"] = "1" }, true},
+		{"annotation replaced", base(nil, map[string]string{"a": "0"}), func(p *corev1.Pod) { p.Annotations["a"] = "1" }, true},
+		{"annotation removed, one left", base(nil, map[string]string{"a": "0", "b": "1"}), func(p *corev1.Pod) { delete(p.Annotations, "a") }, true},
+		{"labels and annotations", base(map[string]string{"l": "0"}, nil), func(p *corev1.Pod) {
+			p.Labels["l"], p.Labels["m"] = "1", "2"
+			p.Annotations = map[string]string{"a": "1"}
+		}, true},
+		{"last annotation removed", base(nil, map[string]string{"a": "0"}), func(p *corev1.Pod) { p.Annotations = nil }, false},
+		{"spec changed too", base(nil, nil), func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"a": "1"}
+			p.Spec.Containers[0].Image = "nginx"
+		}, false},
+		{"nothing in metadata", base(nil, nil), func(p *corev1.Pod) { p.Spec.NodeName = "n" }, false},
+		{"no change", base(nil, nil), func(*corev1.Pod) {}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			before := snapshot(tt.before)
+			require.NotSame(t, tt.before, before, "a generated deep copy")
+			after := tt.before.DeepCopy()
+			tt.edit(after)
+			ops, ok := metadataPatch(before, after)
+			require.Equal(t, tt.direct, ok)
+			if !ok {
+				return
+			}
+			raw, err := json.Marshal(tt.before)
+			require.NoError(t, err)
+			patch, err := json.Marshal(ops)
+			require.NoError(t, err)
+			decoded, err := jsonpatchapply.DecodePatch(patch)
+			require.NoError(t, err)
+			patched, err := decoded.Apply(raw)
+			require.NoError(t, err)
+			want, err := json.Marshal(after)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), string(patched))
+		})
+	}
+}
