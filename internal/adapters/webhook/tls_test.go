@@ -441,7 +441,9 @@ func expiredPair(t testing.TB, ca *webhook.TestCA) webhook.TestPair {
 // after the read-header timeout, and admission goes on meanwhile.
 func TestSlowClientsCannotExhaustTheServer(t *testing.T) {
 	t.Parallel()
-	const headerTimeout = 3 * time.Second
+	// Long enough for a loaded CI machine (race detector, two cores) to
+	// set up all the slow connections before the first one times out.
+	const headerTimeout = 10 * time.Second
 	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.ReadHeaderTimeout = headerTimeout })
 
 	const slow = 100
@@ -474,7 +476,7 @@ func TestSlowClientsCannotExhaustTheServer(t *testing.T) {
 				if _, err := conn.Read(buf); err != nil && !isTimeout(err) {
 					break
 				}
-				if time.Since(start) > 20*time.Second {
+				if time.Since(start) > 4*headerTimeout {
 					break
 				}
 			}
@@ -492,8 +494,8 @@ func TestSlowClientsCannotExhaustTheServer(t *testing.T) {
 	for range slow {
 		select {
 		case d := <-closed:
-			assert.Less(t, d, headerTimeout+5*time.Second, "a slow connection is closed by the server")
-		case <-time.After(20 * time.Second):
+			assert.Less(t, d, 2*headerTimeout, "a slow connection is closed by the server")
+		case <-time.After(4 * headerTimeout):
 			t.Fatal("a slow connection is still open")
 		}
 	}
