@@ -457,7 +457,9 @@ func TestPatchAppliesEvenWhenTheRawObjectLacksAParent(t *testing.T) {
 // way succeed; then it closes its port.
 func TestStopServesThroughTheShutdownDelay(t *testing.T) {
 	t.Parallel()
-	const delay = 400 * time.Millisecond
+	// Each call during the delay opens a new TLS connection; the margin
+	// keeps a loaded machine's handshakes inside the delay.
+	const delay = 2 * time.Second
 	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.ShutdownDelay = delay })
 	review := podReview(t, "before", admissionv1.Create, testPod(nil), nil)
 	resp, _ := f.post(t, "/mutate--v1-pod", "application/json", review)
@@ -471,7 +473,7 @@ func TestStopServesThroughTheShutdownDelay(t *testing.T) {
 
 	// Every call during the delay is served, each on a connection the
 	// server closes after answering.
-	for time.Since(begun) < delay/2 {
+	for time.Since(begun) < delay/4 {
 		resp, _ := f.post(t, "/mutate--v1-pod", "application/json", review)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		assert.True(t, resp.Close, "the server asks the caller to close the connection")
