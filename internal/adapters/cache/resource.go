@@ -35,9 +35,10 @@ type Object interface {
 // operator_cache_objects, where the resource appears under its path (for
 // example kind="v1/configmaps") rather than its kind.
 type Resource[T Object] struct {
-	cache *Cache
-	key   string // the informer's name in the cache: the resource's path
-	kind  string
+	// source serves AddEventHandler and HasApplied under the informer's
+	// name in the cache, the resource's path; Kind is overridden.
+	*source
+	kind string
 }
 
 var (
@@ -68,22 +69,11 @@ func NewResource[T Object](c *Cache, gvr schema.GroupVersionResource) (*Resource
 		return nil, fmt.Errorf("cache resource %s: %s is not a pointer to an API type", resourceKey(gvr), typ)
 	}
 	// Built-in kinds are named after their Go types.
-	return &Resource[T]{cache: c, key: resourceKey(gvr), kind: typ.Elem().Name()}, nil
-}
-
-// HasApplied implements ports.CacheFreshness.
-func (r *Resource[T]) HasApplied(resourceVersion string) bool {
-	return (&source{cache: r.cache, kind: r.key}).HasApplied(resourceVersion)
+	return &Resource[T]{source: &source{cache: c, kind: resourceKey(gvr)}, kind: typ.Elem().Name()}, nil
 }
 
 // Kind implements ports.Source: the kind, for example "ConfigMap".
 func (r *Resource[T]) Kind() string { return r.kind }
-
-// AddEventHandler implements ports.Source. It asks for the resource's
-// informer; objects already cached reach h as additions.
-func (r *Resource[T]) AddEventHandler(h ports.EventHandler) error {
-	return (&source{cache: r.cache, kind: r.key}).AddEventHandler(h)
-}
 
 // GetObject implements ports.ObjectReader[T] from the resource's informer,
 // waiting for it to sync first (at most until ctx is done). The object is
@@ -92,15 +82,11 @@ func (r *Resource[T]) AddEventHandler(h ports.EventHandler) error {
 func (r *Resource[T]) GetObject(ctx context.Context, key types.NamespacedName) (T, error) {
 	var zero T
 	what := strings.ToLower(r.kind)
-	inf, err := r.cache.syncedInformer(ctx, r.key)
+	inf, err := r.cache.syncedInformer(ctx, r.source.kind)
 	if err != nil {
 		return zero, fmt.Errorf("read %s %s from cache: %w", what, key, err)
 	}
-	storeKey := key.Name
-	if key.Namespace != "" {
-		storeKey = key.Namespace + "/" + key.Name
-	}
-	obj, ok, err := inf.GetIndexer().GetByKey(storeKey)
+	obj, ok, err := inf.GetIndexer().GetByKey(toolscache.ObjectName(key).String())
 	if err != nil {
 		return zero, fmt.Errorf("read %s %s from cache: %w", what, key, err)
 	}
