@@ -66,8 +66,7 @@ type Recorder struct {
 	mu          sync.RWMutex // guards what follows
 	sink        *boundedSink
 	broadcaster clientevents.EventBroadcaster
-	recorder    clientevents.EventRecorder
-	queue       enqueuer // the broadcaster, when it takes Events synchronously
+	queue       enqueuer // the running broadcaster; nil when not running
 	instance    string   // reportingInstance, as client-go names it
 	cancel      context.CancelFunc
 }
@@ -124,12 +123,15 @@ func (r *Recorder) Start(context.Context) error {
 		b.Shutdown()
 		return fmt.Errorf("event recorder: start: %w", err)
 	}
-	r.broadcaster, r.cancel, r.sink = b, cancel, sink
-	r.recorder = b.NewRecorder(r.scheme, r.controller)
-	if q, ok := b.(enqueuer); ok {
-		hostname, _ := os.Hostname()
-		r.queue, r.instance = q, r.controller+"-"+hostname
+	q, ok := b.(enqueuer)
+	if !ok {
+		cancel()
+		b.Shutdown()
+		return fmt.Errorf("event recorder: start: client-go's broadcaster %T no longer takes Events synchronously", b)
 	}
+	hostname, _ := os.Hostname()
+	r.broadcaster, r.cancel, r.sink = b, cancel, sink
+	r.queue, r.instance = q, r.controller+"-"+hostname
 	return nil
 }
 
@@ -139,7 +141,7 @@ func (r *Recorder) Start(context.Context) error {
 func (r *Recorder) Stop(ctx context.Context) error {
 	r.mu.Lock()
 	b, cancel, sink := r.broadcaster, r.cancel, r.sink
-	r.recorder, r.queue = nil, nil
+	r.queue = nil
 	r.mu.Unlock()
 	if b == nil {
 		return nil
@@ -168,7 +170,7 @@ func (r *Recorder) Stop(ctx context.Context) error {
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, note string, args ...any) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if r.recorder == nil {
+	if r.queue == nil {
 		r.log.Debug("event dropped, recorder not running", zap.String("reason", reason))
 		return
 	}
@@ -179,13 +181,7 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 	if len(args) > 0 {
 		msg = fmt.Sprintf(note, args...)
 	}
-	msg = truncate(msg, maxNoteLength)
-	if r.queue != nil {
-		r.enqueue(regarding, eventType, reason, action, msg)
-		return
-	}
-	// Already formatted: "%" in the message must reach the API server as is.
-	r.recorder.Eventf(regarding, nil, eventType, reason, action, "%s", msg)
+	r.enqueue(regarding, eventType, reason, action, truncate(msg, maxNoteLength))
 }
 
 // enqueuer is the part of client-go's broadcaster that takes an Event
