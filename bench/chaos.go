@@ -1,11 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -120,6 +123,7 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 		}
 	}
 	logf("chaos: %d pods created, %d deleted in %s (since the first create %s ago)", obs.created, len(obs.deletions), dur, time.Since(began).Round(time.Second))
+	logf("chaos: latest seconds: %s", obs.worstSeconds(late, 3))
 	return result{
 		paramOf("n", n),
 		rateOf("created", obs.created, dur),
@@ -199,6 +203,9 @@ type deletion struct {
 type chaosObservation struct {
 	created   int
 	deletions []deletion
+	// stops are the nextStops the deletions were matched with, in the
+	// order of deletions; set by lateness.
+	stops []time.Time
 	// history holds every version of each ChaosPod's nextStop, in
 	// resourceVersion order (a watch delivers one object's versions in
 	// order).
@@ -277,6 +284,40 @@ func (o *chaosObservation) lateness() ([]time.Duration, error) {
 			return nil, fmt.Errorf("pod %s deleted (resourceVersion %d) while its chaospod had no nextStop", d.name, d.rv)
 		}
 		out = append(out, d.seen.Sub(current.nextStop))
+		o.stops = append(o.stops, current.nextStop)
 	}
 	return out, nil
+}
+
+// worstSeconds describes the k whole seconds whose stops were latest: how
+// many Pods were due in that second and the latest of them. Stops bunch on
+// whole seconds (nextStop is stored with second precision), so this says
+// whether a tail is one crowded second or spread out. It reads what
+// lateness left in o.stops.
+func (o *chaosObservation) worstSeconds(late []time.Duration, k int) string {
+	type second struct {
+		at    time.Time
+		n     int
+		worst time.Duration
+	}
+	bySecond := map[time.Time]*second{}
+	for i, at := range o.stops {
+		s := bySecond[at]
+		if s == nil {
+			s = &second{at: at}
+			bySecond[at] = s
+		}
+		s.n++
+		s.worst = max(s.worst, late[i])
+	}
+	all := slices.Collect(maps.Values(bySecond))
+	slices.SortFunc(all, func(a, b *second) int { return cmp.Compare(b.worst, a.worst) })
+	var b strings.Builder
+	for i, s := range all[:min(k, len(all))] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d due at %s: latest %s", s.n, s.at.Format(time.TimeOnly), s.worst.Round(time.Millisecond))
+	}
+	return b.String()
 }

@@ -57,7 +57,7 @@
 // # Flags
 //
 //	--operator=bin/operator   the binary measured (A)
-//	--ab=PATH                 a second binary (B); runs alternate A, B, A, B…
+//	--ab=PATH                 a second binary (B); runs alternate A B, B A, A B…
 //	--workloads=a,b           a subset, by the names above (default all)
 //	--runs=N                  runs per workload and binary; medians are printed
 //	--chaos-duration=60s      the chaos window

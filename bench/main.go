@@ -153,10 +153,17 @@ func run(ctx context.Context, opts options) error {
 		}
 		wBegan := time.Now()
 		perBinary := make([][]result, len(binaries))
-		// A and B alternate run by run, so a slow spell on the machine
-		// hits both rather than one.
+		// A and B alternate run by run, and which goes first alternates
+		// too (A B, B A, A B...): a slow spell on the machine hits both
+		// rather than one, and whatever the first run of a pair pays (a
+		// cold API server watch cache, etcd compaction) is shared.
 		for i := range opts.runs {
-			for b, bin := range binaries {
+			for k := range binaries {
+				b := k
+				if i%2 == 1 {
+					b = len(binaries) - 1 - k
+				}
+				bin := binaries[b]
 				label := ""
 				if len(binaries) > 1 {
 					label = bin.label
@@ -165,6 +172,9 @@ func run(ctx context.Context, opts options) error {
 				r, err := w.run(ctx, e, bin.path, label)
 				if err != nil {
 					return fmt.Errorf("%s: %w", w.name, err)
+				}
+				if opts.runs > 1 {
+					logf("%s: run %d/%d %s  %s", w.name, i+1, opts.runs, strings.TrimSpace(label), r)
 				}
 				perBinary[b] = append(perBinary[b], r)
 			}

@@ -84,9 +84,9 @@ type conversionOutcome struct {
 // conversionHandler serves one Conversion with the same transport rules,
 // metrics and one-line log as the admission hooks.
 func (s *Server) conversionHandler(c Conversion) http.Handler {
+	pm := s.metrics.forPath(c.Path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		finish := s.metrics.begin(c.Path)
+		start := pm.begin()
 		var (
 			out  conversionOutcome
 			seen *conversionRequest
@@ -95,13 +95,13 @@ func (s *Server) conversionHandler(c Conversion) http.Handler {
 			p := recover()
 			if p != nil {
 				if p == http.ErrAbortHandler {
-					finish(http.StatusInternalServerError)
+					pm.end(start, http.StatusInternalServerError)
 					panic(p)
 				}
 				out = conversionOutcome{code: http.StatusInternalServerError, problem: "internal error", req: seen}
 				http.Error(w, out.problem, out.code)
 			}
-			finish(out.code)
+			pm.end(start, out.code)
 			s.logConversion(c.Path, out, time.Since(start), p)
 		}()
 		out = s.convert(r.Context(), c, w, r, &seen)

@@ -52,14 +52,39 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 	return m, nil
 }
 
-// begin counts a request in flight; the returned func records its end.
-func (m *metrics) begin(path string) func(code int) {
-	start := time.Now()
-	g := m.inFlight.WithLabelValues(path)
-	g.Inc()
-	return func(code int) {
-		g.Dec()
-		m.latency.WithLabelValues(path).Observe(time.Since(start).Seconds())
-		m.total.WithLabelValues(path, strconv.Itoa(code)).Inc()
+// pathMetrics are one path's series, looked up once: a request then
+// records its metrics without hashing label values, except for a code other
+// than 200.
+type pathMetrics struct {
+	m        *metrics
+	path     string
+	inFlight prometheus.Gauge
+	latency  prometheus.Observer
+	ok       prometheus.Counter
+}
+
+func (m *metrics) forPath(path string) *pathMetrics {
+	return &pathMetrics{
+		m:        m,
+		path:     path,
+		inFlight: m.inFlight.WithLabelValues(path),
+		latency:  m.latency.WithLabelValues(path),
+		ok:       m.total.WithLabelValues(path, "200"),
 	}
+}
+
+// begin counts a request in flight; end records its end.
+func (p *pathMetrics) begin() time.Time {
+	p.inFlight.Inc()
+	return time.Now()
+}
+
+func (p *pathMetrics) end(start time.Time, code int) {
+	p.inFlight.Dec()
+	p.latency.Observe(time.Since(start).Seconds())
+	if code == 200 {
+		p.ok.Inc()
+		return
+	}
+	p.m.total.WithLabelValues(p.path, strconv.Itoa(code)).Inc()
 }

@@ -247,9 +247,9 @@ type outcome struct {
 
 func (s *Server) hookHandler(h Hook) http.Handler {
 	timeout := time.Duration(h.TimeoutSeconds) * time.Second
+	pm := s.metrics.forPath(h.Path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		finish := s.metrics.begin(h.Path)
+		start := pm.begin()
 		var (
 			out  outcome
 			seen *admissionv1.AdmissionRequest
@@ -258,13 +258,13 @@ func (s *Server) hookHandler(h Hook) http.Handler {
 			p := recover()
 			if p != nil {
 				if p == http.ErrAbortHandler { // net/http's way to abort a response: let it through
-					finish(http.StatusInternalServerError)
+					pm.end(start, http.StatusInternalServerError)
 					panic(p)
 				}
 				out = outcome{code: http.StatusInternalServerError, problem: "internal error", req: seen}
 				http.Error(w, out.problem, out.code)
 			}
-			finish(out.code)
+			pm.end(start, out.code)
 			s.logRequest(h.Path, out, time.Since(start), p)
 		}()
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
@@ -336,7 +336,15 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, w
 	if r.ContentLength > limit {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var err error
+	if r.ContentLength > 0 {
+		// The usual case: the size is known (and within limit), so the body
+		// is read into one buffer of that size, not grown into.
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	}
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit)
@@ -365,8 +373,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) int {
 
 // logRequest writes the one line per request: allowed requests at debug (a
 // busy cluster creates many Pods), denials and bad requests at info,
-// internal errors and panics at error.
+// internal errors and panics at error. The level is decided first, so a
+// request whose line is not written costs no fields.
 func (s *Server) logRequest(path string, out outcome, latency time.Duration, panicked any) {
+	ce := s.log.Check(requestLevel(out, panicked), "admission request")
+	if ce == nil {
+		return
+	}
 	fields := []zap.Field{zap.String("webhook", path), zap.Int("code", out.code), zap.Duration("latency", latency)}
 	if req := out.req; req != nil {
 		fields = append(fields,
@@ -378,10 +391,8 @@ func (s *Server) logRequest(path string, out outcome, latency time.Duration, pan
 			zap.String("user", req.UserInfo.Username),
 		)
 	}
-	level := zapcore.InfoLevel
 	switch {
 	case panicked != nil:
-		level = zapcore.ErrorLevel
 		fields = append(fields, zap.Bool("allowed", false), zap.Any("panic", panicked), zap.ByteString("stack", debug.Stack()))
 	case out.review != nil:
 		resp := out.review.Response
@@ -394,20 +405,33 @@ func (s *Server) logRequest(path string, out outcome, latency time.Duration, pan
 		}
 		switch {
 		case resp.Allowed:
-			level = zapcore.DebugLevel
 		case resp.Result != nil && resp.Result.Code >= http.StatusInternalServerError:
-			level = zapcore.ErrorLevel
 			fields = append(fields, zap.String("error", resp.Result.Message))
 		case resp.Result != nil:
 			fields = append(fields, zap.String("message", resp.Result.Message))
 		}
 	default:
 		fields = append(fields, zap.Bool("allowed", false), zap.String("message", out.problem))
-		if out.code >= http.StatusInternalServerError {
-			level = zapcore.ErrorLevel
+	}
+	ce.Write(fields...)
+}
+
+// requestLevel is the level of a request's log line.
+func requestLevel(out outcome, panicked any) zapcore.Level {
+	switch {
+	case panicked != nil:
+		return zapcore.ErrorLevel
+	case out.review != nil:
+		resp := out.review.Response
+		switch {
+		case resp.Allowed:
+			return zapcore.DebugLevel
+		case resp.Result != nil && resp.Result.Code >= http.StatusInternalServerError:
+			return zapcore.ErrorLevel
 		}
+		return zapcore.InfoLevel
+	case out.code >= http.StatusInternalServerError:
+		return zapcore.ErrorLevel
 	}
-	if ce := s.log.Check(level, "admission request"); ce != nil {
-		ce.Write(fields...)
-	}
+	return zapcore.InfoLevel
 }
