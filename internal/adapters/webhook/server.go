@@ -284,7 +284,7 @@ func (s *Server) serve(ctx context.Context, h Hook, w http.ResponseWriter, r *ht
 		return outcome{code: code, problem: problem}
 	}
 	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &review); err != nil {
+	if err := unmarshal(body, &review); err != nil {
 		return outcome{code: http.StatusBadRequest, problem: fmt.Sprintf("decode AdmissionReview: %v", err)}
 	}
 	if review.APIVersion != admissionv1.SchemeGroupVersion.String() || review.Kind != "AdmissionReview" {

@@ -34,8 +34,11 @@ func TestBadRequestsAreAnsweredWithHTTPErrors(t *testing.T) {
 		body        []byte
 		wantCode    int
 		wantText    string
+		notText     string // must not appear: the answer does not quote the body
 	}{
 		{name: "malformed JSON", body: []byte(`{"apiVersion":`), wantCode: 400, wantText: "decode AdmissionReview"},
+		{name: "malformed deep inside", body: []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u1","object":{"metadata":{"annotations":{"token":"s3cr3t-value"}},"spec":[1,}}}}`), wantCode: 400, wantText: "decode AdmissionReview", notText: "s3cr3t-value"},
+		{name: "wrong type", body: []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":42,"name":"s3cr3t-value"}}`), wantCode: 400, wantText: "decode AdmissionReview", notText: "s3cr3t-value"},
 		{name: "not an object", body: []byte(`[1,2,3]`), wantCode: 400, wantText: "decode AdmissionReview"},
 		{name: "empty body", body: nil, wantCode: 400, wantText: "empty request body"},
 		{name: "wrong content type", contentType: "text/plain", body: good, wantCode: 415, wantText: "application/json"},
@@ -74,6 +77,9 @@ func TestBadRequestsAreAnsweredWithHTTPErrors(t *testing.T) {
 				_, _ = text.ReadFrom(resp.Body)
 				assert.Equal(t, tt.wantCode, resp.StatusCode, text.String())
 				assert.Contains(t, text.String(), tt.wantText)
+				if tt.notText != "" {
+					assert.NotContains(t, text.String(), tt.notText)
+				}
 			})
 		}
 	}
