@@ -63,6 +63,7 @@
 //	--chaos-duration=60s      the chaos window
 //	--timeout=5m              how long a workload waits for convergence
 //	--scale=1                 multiplies every object and request count
+//	--warmup=true             one unmeasured run at a tenth of the scale first
 //
 // # Reading the output
 //
