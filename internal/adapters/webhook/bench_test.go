@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
 	"sync"
@@ -110,4 +111,34 @@ func roundTrips(b *testing.B, client *http.Client, url string, body []byte) {
 	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
 	b.ReportMetric(0, "ns/op") // per-op time is meaningless across 32 clients; req/s says it
+}
+
+// BenchmarkHandler is one request's own cost in the handler, without TLS,
+// the network or a client: decode the review, run the rule, build the
+// patch, encode the answer (admission), or convert one ChaosPod (/convert).
+func BenchmarkHandler(b *testing.B) {
+	f := startFixture(b, podHooks(), nil, webhook.ChaosPodConversion())
+	h := f.server.Handler()
+	cases := []struct {
+		name, path string
+		body       []byte
+	}{
+		{"mutate", webhook.PodMutatePath, podReview(b, "bench", admissionv1.Create, testPod(map[string]string{"team": "a"}), nil)},
+		{"validate", webhook.PodValidatePath, podReview(b, "bench", admissionv1.Create, testPod(map[string]string{admission.PodAnnotationKey: "foo"}), nil)},
+		{"convert-v2-to-v1", webhook.ConvertPath, conversionReview("bench", "chaosapps.metamagical.io/v1", v2ChaosPod)},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, tc.path, bytes.NewReader(tc.body))
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", tc.path, rec.Code, rec.Body)
+				}
+			}
+		})
+	}
 }

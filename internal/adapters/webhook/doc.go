@@ -22,6 +22,12 @@
 // rule that errors is a denial with code 500; a rule that panics is an HTTP
 // 500, logged with its stack, and the server carries on.
 //
+// The review and its object are decoded with json-iterator's
+// encoding/json-compatible configuration (same field matching, same
+// Unmarshaler and RawExtension handling), several times faster than
+// encoding/json on these documents; its error messages are cut before the
+// excerpt of the body they would quote.
+//
 // A mutation is answered with a minimal JSON patch (gomodules.xyz/jsonpatch)
 // between the Go encodings of the received object and of the rule's copy, so
 // fields this build does not know and spellings the Go types normalise are

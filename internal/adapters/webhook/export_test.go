@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"net/http"
 	"time"
 )
 
@@ -49,3 +50,7 @@ func OpenConns(s *Server) int {
 	defer s.mu.Unlock()
 	return len(s.conns)
 }
+
+// Handler is what the server serves, without TLS or a listener: for
+// benchmarks of a request's own cost.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
