@@ -112,7 +112,7 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 		}
 	}
 	dur := e.opts.chaosDuration
-	late, err := obs.lateness()
+	late, due, err := obs.lateness()
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 		}
 	}
 	logf("chaos: %d pods created, %d deleted in %s (since the first create %s ago)", obs.created, len(obs.deletions), dur, time.Since(began).Round(time.Second))
-	logf("chaos: latest seconds: %s", obs.worstSeconds(late, 3))
+	logf("chaos: latest seconds: %s", worstSeconds(late, due, 3))
 	return result{
 		paramOf("n", n),
 		rateOf("created", obs.created, dur),
@@ -203,9 +203,6 @@ type deletion struct {
 type chaosObservation struct {
 	created   int
 	deletions []deletion
-	// stops are the nextStops the deletions were matched with, in the
-	// order of deletions; set by lateness.
-	stops []time.Time
 	// history holds every version of each ChaosPod's nextStop, in
 	// resourceVersion order (a watch delivers one object's versions in
 	// order).
@@ -260,9 +257,11 @@ func (o *chaosObservation) chaosPod(ev watch.Event) error {
 }
 
 // lateness matches every deletion with the nextStop of the last version of
-// its ChaosPod written before it.
-func (o *chaosObservation) lateness() ([]time.Duration, error) {
-	out := make([]time.Duration, 0, len(o.deletions))
+// its ChaosPod written before it; due holds those nextStops, in the same
+// order.
+func (o *chaosObservation) lateness() (out []time.Duration, due []time.Time, err error) {
+	out = make([]time.Duration, 0, len(o.deletions))
+	due = make([]time.Time, 0, len(o.deletions))
 	for _, d := range o.deletions {
 		versions := o.history[d.name]
 		// The first version at or after the deletion; the one before it
@@ -277,31 +276,31 @@ func (o *chaosObservation) lateness() ([]time.Duration, error) {
 			return 0
 		})
 		if i == 0 {
-			return nil, fmt.Errorf("pod %s deleted (resourceVersion %d) before its chaospod was seen", d.name, d.rv)
+			return nil, nil, fmt.Errorf("pod %s deleted (resourceVersion %d) before its chaospod was seen", d.name, d.rv)
 		}
 		current := versions[i-1]
 		if current.nextStop.IsZero() {
-			return nil, fmt.Errorf("pod %s deleted (resourceVersion %d) while its chaospod had no nextStop", d.name, d.rv)
+			return nil, nil, fmt.Errorf("pod %s deleted (resourceVersion %d) while its chaospod had no nextStop", d.name, d.rv)
 		}
 		out = append(out, d.seen.Sub(current.nextStop))
-		o.stops = append(o.stops, current.nextStop)
+		due = append(due, current.nextStop)
 	}
-	return out, nil
+	return out, due, nil
 }
 
 // worstSeconds describes the k whole seconds whose stops were latest: how
 // many Pods were due in that second and the latest of them. Stops bunch on
 // whole seconds (nextStop is stored with second precision), so this says
-// whether a tail is one crowded second or spread out. It reads what
-// lateness left in o.stops.
-func (o *chaosObservation) worstSeconds(late []time.Duration, k int) string {
+// whether a tail is one crowded second or spread out. late and due are
+// what lateness returns.
+func worstSeconds(late []time.Duration, due []time.Time, k int) string {
 	type second struct {
 		at    time.Time
 		n     int
 		worst time.Duration
 	}
 	bySecond := map[time.Time]*second{}
-	for i, at := range o.stops {
+	for i, at := range due {
 		s := bySecond[at]
 		if s == nil {
 			s = &second{at: at}

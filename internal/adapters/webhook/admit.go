@@ -199,6 +199,7 @@ func decodeRequest[T any](res Resource, req *admissionv1.AdmissionRequest) (port
 // these reviews several times faster than encoding/json, which was the
 // largest cost of a request after TLS (BenchmarkValidate: 9 400 → 14 000
 // req/s on the 2-core development machine).
+//
 // Its error messages end with an excerpt of the input, cut here: they go
 // back to the caller and into the log, which should not quote request
 // bodies.

@@ -3,6 +3,7 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -82,7 +83,7 @@ func (p *pathMetrics) begin() time.Time {
 func (p *pathMetrics) end(start time.Time, code int) {
 	p.inFlight.Dec()
 	p.latency.Observe(time.Since(start).Seconds())
-	if code == 200 {
+	if code == http.StatusOK {
 		p.ok.Inc()
 		return
 	}
