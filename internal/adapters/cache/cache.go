@@ -13,12 +13,12 @@ import (
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -60,10 +60,11 @@ const (
 // Cache holds shared informers for the kinds the operator reads and
 // watches. Build it with New, then Start it; see the package documentation.
 type Cache struct {
-	logger *zap.Logger
-	typed  informers.SharedInformerFactory
-	meta   metadatainformer.SharedInformerFactory
-	strip  bool
+	logger    *zap.Logger
+	client    kubeclient.Interface
+	meta      metadata.Interface
+	namespace string
+	strip     bool
 
 	mu        sync.Mutex
 	state     state
@@ -71,6 +72,7 @@ type Cache struct {
 	cancel    context.CancelFunc
 	runCtx    context.Context
 	informers map[string]toolscache.SharedIndexInformer
+	running   sync.WaitGroup // the informers' goroutines
 }
 
 var (
@@ -84,25 +86,18 @@ var (
 // (metadata-only kinds). It registers operator_cache_objects on reg unless
 // reg is nil, and logs watch failures to logger (nil: no logs). It does no
 // I/O and starts nothing.
-func New(client kubernetes.Interface, meta metadata.Interface, reg prometheus.Registerer, logger *zap.Logger, opts Options) (*Cache, error) {
+func New(client kubeclient.Interface, meta metadata.Interface, reg prometheus.Registerer, logger *zap.Logger, opts Options) (*Cache, error) {
 	if client == nil || meta == nil {
 		return nil, errors.New("cache: a kubernetes client and a metadata client are required")
 	}
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	var transform toolscache.TransformFunc
-	if !opts.KeepManagedFields {
-		transform = stripManagedFields
-	}
 	c := &Cache{
-		logger: logger,
-		typed: informers.NewSharedInformerFactoryWithOptions(client, 0,
-			informers.WithNamespace(opts.Namespace),
-			informers.WithTransform(transform)),
-		// The metadata factory takes a namespace or a transform, not both;
-		// the transform is set on each informer instead.
-		meta:      metadatainformer.NewFilteredSharedInformerFactory(meta, 0, opts.Namespace, nil),
+		logger:    logger,
+		client:    client,
+		meta:      meta,
+		namespace: opts.Namespace,
 		strip:     !opts.KeepManagedFields,
 		started:   make(chan struct{}),
 		informers: map[string]toolscache.SharedIndexInformer{},
@@ -132,15 +127,18 @@ func (c *Cache) Start(ctx context.Context) error {
 	// informers must outlive it, so they get their own.
 	c.runCtx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.state = stateRunning
-	c.startLocked()
+	for _, inf := range c.informers {
+		c.runLocked(inf)
+	}
 	close(c.started)
 	return nil
 }
 
-// startLocked starts informers not yet running; factories skip the others.
-func (c *Cache) startLocked() {
-	c.typed.StartWithContext(c.runCtx)
-	c.meta.Start(c.runCtx.Done())
+// runLocked runs inf until Stop. Every informer is run once: by Start for
+// those asked for before it, by informer for the others.
+func (c *Cache) runLocked(inf toolscache.SharedIndexInformer) {
+	ctx := c.runCtx
+	c.running.Go(func() { inf.RunWithContext(ctx) })
 }
 
 // Stop stops the informers and waits for them to finish, at most until ctx
@@ -162,8 +160,7 @@ func (c *Cache) Stop(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.typed.Shutdown()
-		c.meta.Shutdown()
+		c.running.Wait()
 	}()
 	select {
 	case <-done:
@@ -235,52 +232,74 @@ func (c *Cache) Check(context.Context) error {
 	return nil
 }
 
-// informer returns the informer for kind, creating it on first use and
-// starting it when the cache runs already.
-func (c *Cache) informer(kind string) (toolscache.SharedIndexInformer, error) {
+// informer returns the informer keyed key, building it with build on
+// first use and running it at once when the cache runs already.
+func (c *Cache) informer(key string, build func() toolscache.SharedIndexInformer) (toolscache.SharedIndexInformer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == stateStopped {
 		return nil, ErrStopped
 	}
-	if inf, ok := c.informers[kind]; ok {
+	if inf, ok := c.informers[key]; ok {
 		return inf, nil
 	}
-	var inf toolscache.SharedIndexInformer
-	switch kind {
-	case KindReplicaSet:
-		inf = c.typed.Apps().V1().ReplicaSets().Informer()
-	case KindPod:
-		inf = c.meta.ForResource(podsResource).Informer()
-		if err := inf.AddIndexers(toolscache.Indexers{IndexControllerOwner: indexByControllerOwner}); err != nil {
-			return nil, fmt.Errorf("index %s by controller owner: %w", kind, err)
-		}
-		if c.strip {
-			if err := inf.SetTransform(stripManagedFields); err != nil {
-				return nil, fmt.Errorf("set %s transform: %w", kind, err)
-			}
-		}
-	default:
-		var err error
-		if inf, err = c.resourceInformer(kind); err != nil {
-			return nil, err
+	inf := build()
+	if c.strip {
+		if err := inf.SetTransform(stripManagedFields); err != nil {
+			return nil, fmt.Errorf("set %s transform: %w", key, err)
 		}
 	}
-	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(kind)); err != nil {
-		return nil, fmt.Errorf("set %s watch error handler: %w", kind, err)
+	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(key)); err != nil {
+		return nil, fmt.Errorf("set %s watch error handler: %w", key, err)
 	}
-	c.informers[kind] = inf
+	c.informers[key] = inf
 	if c.state == stateRunning {
-		c.startLocked()
+		c.runLocked(inf)
 	}
 	return inf, nil
+}
+
+// newInformer is a shared informer of the objects lw lists, which are of
+// example's type, indexed by namespace (as client-go's factories index
+// theirs) and by indexers. client is what lw lists through: the reflector
+// asks it whether it can serve watch-lists, which fakes cannot.
+func newInformer(lw *toolscache.ListWatch, client any, example runtime.Object, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+	all := toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc}
+	for name, f := range indexers {
+		all[name] = f
+	}
+	return toolscache.NewSharedIndexInformerWithOptions(
+		toolscache.ToListWatcherWithWatchListSemantics(lw, client), example,
+		toolscache.SharedIndexInformerOptions{Indexers: all})
+}
+
+// listWatcher is a client of one kind in one namespace (or all): a typed,
+// metadata or dynamic client, whose List returns the kind's list type L.
+type listWatcher[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// listWatch is the ListWatch of an informer over client.
+func listWatch[L runtime.Object](client listWatcher[L]) *toolscache.ListWatch {
+	return &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			list, err := client.List(ctx, opts)
+			if err != nil {
+				// A nil L is not a nil runtime.Object.
+				return nil, err
+			}
+			return list, nil
+		},
+		WatchFuncWithContext: client.Watch,
+	}
 }
 
 // syncedInformer is informer for reads: it answers only from a running
 // cache whose informer for kind has synced, waiting for that at most until
 // ctx is done.
-func (c *Cache) syncedInformer(ctx context.Context, kind string) (toolscache.SharedIndexInformer, error) {
-	inf, err := c.informer(kind)
+func (c *Cache) syncedInformer(ctx context.Context, kind string, build func() toolscache.SharedIndexInformer) (toolscache.SharedIndexInformer, error) {
+	inf, err := c.informer(kind, build)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,9 @@ package cache_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +16,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -22,6 +27,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
@@ -180,6 +186,84 @@ func TestOnAPIServer(t *testing.T) {
 		assert.True(t, rsFresh.HasApplied("not-a-number"), "versions that do not compare never block")
 	})
 
+	t.Run("resources of any listable kind of kubeclient's groups", func(t *testing.T) {
+		t.Parallel()
+		ns, other := namespace(t, cp, "resources"), namespace(t, cp, "resources-other")
+		for _, n := range []string{ns, other} {
+			_, err := admin.CoreV1().ConfigMaps(n).Create(t.Context(), &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"color": "blue"},
+			}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		createDeployment(t, admin, ns, "web")
+		c := startCache(t, cp.Config, cache.Options{Namespace: ns})
+		configMaps, err := cache.NewResource[*corev1.ConfigMap](c, corev1.SchemeGroupVersion.WithResource("configmaps"))
+		require.NoError(t, err)
+		deployments, err := cache.NewResource[*appsv1.Deployment](c, appsv1.SchemeGroupVersion.WithResource("deployments"))
+		require.NoError(t, err)
+		namespaces, err := cache.NewResource[*corev1.Namespace](c, corev1.SchemeGroupVersion.WithResource("namespaces"))
+		require.NoError(t, err)
+		added := &handler{}
+		require.NoError(t, configMaps.AddEventHandler(added))
+
+		cm, err := configMaps.GetObject(t.Context(), types.NamespacedName{Namespace: ns, Name: "settings"})
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{"color": "blue"}, cm.Data)
+		assert.Nil(t, cm.ManagedFields)
+		_, err = configMaps.GetObject(t.Context(), types.NamespacedName{Namespace: other, Name: "settings"})
+		assert.ErrorIs(t, err, ports.ErrNotFound, "outside Options.Namespace")
+		d, err := deployments.GetObject(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"})
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{"app": "web"}, d.Spec.Selector.MatchLabels)
+		assert.Nil(t, d.ManagedFields)
+		// Namespaces are cluster-scoped: all of them, whatever Options.Namespace.
+		n, err := namespaces.GetObject(t.Context(), types.NamespacedName{Name: other})
+		require.NoError(t, err)
+		assert.Equal(t, other, n.Name)
+		waitSynced(t, c)
+
+		_, err = admin.CoreV1().ConfigMaps(ns).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		require.EventuallyWithT(t, func(t *assert.CollectT) {
+			assert.Equal(t, []string{ns + "/settings", ns + "/later"}, added.addedNames())
+		}, waitFor, tick)
+	})
+
+	// The cache knows without discovery which kinds have no namespace and
+	// which resource serves a kind: hold that against the server's word,
+	// for every listable kind of kubeclient's groups.
+	t.Run("scopes and resource names are the server's", func(t *testing.T) {
+		t.Parallel()
+		groupVersions := map[schema.GroupVersion]bool{}
+		for gvk := range kubeclient.Scheme.AllKnownTypes() {
+			if gvk.Version != runtime.APIVersionInternal {
+				groupVersions[gvk.GroupVersion()] = true
+			}
+		}
+		checked := map[schema.GroupKind]bool{}
+		for gv := range groupVersions {
+			resources, err := admin.Discovery().ServerResourcesForGroupVersion(gv.String())
+			require.NoError(t, err, gv)
+			for _, r := range resources.APIResources {
+				gvk := gv.WithKind(r.Kind)
+				if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") ||
+					!kubeclient.Scheme.Recognizes(gvk) || !kubeclient.Scheme.Recognizes(gv.WithKind(r.Kind+"List")) {
+					continue
+				}
+				plural, _ := meta.UnsafeGuessKindToResource(gvk)
+				assert.Equal(t, r.Name, plural.Resource, "the resource of %s", gvk)
+				assert.Equal(t, !r.Namespaced, cache.ClusterScoped[gvk.GroupKind()], "%s is cluster-scoped", gvk)
+				checked[gvk.GroupKind()] = true
+			}
+		}
+		assert.Subset(t, keys(checked), []schema.GroupKind{{Kind: "ConfigMap"}, {Kind: "Namespace"}, {Group: "apps", Kind: "Deployment"},
+			{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}})
+		for gk := range cache.ClusterScoped {
+			assert.True(t, checked[gk] || !kubeclient.Scheme.Recognizes(schema.GroupVersionKind{Group: gk.Group, Version: "v1", Kind: gk.Kind}),
+				"%s is served in v1 but was not checked", gk)
+		}
+	})
+
 	t.Run("sync gate", func(t *testing.T) {
 		t.Parallel()
 		ns := namespace(t, cp, "sync")
@@ -200,6 +284,14 @@ func TestOnAPIServer(t *testing.T) {
 	})
 }
 
+func keys[K comparable, V any](m map[K]V) []K {
+	out := make([]K, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
 func mustUint(t *testing.T, s string) uint64 {
 	t.Helper()
 	v, err := strconv.ParseUint(s, 10, 64)
@@ -209,7 +301,9 @@ func mustUint(t *testing.T, s string) uint64 {
 
 func newRealCache(t *testing.T, cfg *rest.Config, opts cache.Options) *cache.Cache {
 	t.Helper()
-	client, err := kubernetes.NewForConfig(cfg)
+	httpClient, err := rest.HTTPClientFor(cfg)
+	require.NoError(t, err)
+	client, err := kubeclient.NewForConfigAndClient(cfg, httpClient)
 	require.NoError(t, err)
 	meta, err := metadata.NewForConfig(cfg)
 	require.NoError(t, err)
@@ -288,6 +382,20 @@ func createReplicaSet(t *testing.T, client kubernetes.Interface, ns, name string
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	return rs
+}
+
+func createDeployment(t *testing.T, client kubernetes.Interface, ns, name string) {
+	t.Helper()
+	sel := map[string]string{"app": name}
+	_, err := client.AppsV1().Deployments(ns).Create(t.Context(), &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: new(int32),
+			Selector: &metav1.LabelSelector{MatchLabels: sel},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: sel}, Spec: podSpec()},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
 }
 
 func createPod(t *testing.T, client kubernetes.Interface, ns, name string, owner *appsv1.ReplicaSet) {

@@ -23,6 +23,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -56,6 +58,9 @@ func pod(ns, name, owner string, controller bool) *metav1.PartialObjectMetadata 
 	return p
 }
 
+// kube is the fake clientset as the cache's client.
+func kube(cs *fake.Clientset) kubeclient.Interface { return kubeclienttest.Wrap(cs) }
+
 func fakeMetadata(objs ...runtime.Object) *metadatafake.FakeMetadataClient {
 	scheme := metadatafake.NewTestScheme()
 	_ = metav1.AddMetaToScheme(scheme)
@@ -65,7 +70,7 @@ func fakeMetadata(objs ...runtime.Object) *metadatafake.FakeMetadataClient {
 // newCache returns a cache on the fakes, stopped when the test ends.
 func newCache(t *testing.T, client *fake.Clientset, meta *metadatafake.FakeMetadataClient, opts cache.Options) *cache.Cache {
 	t.Helper()
-	c, err := cache.New(client, meta, nil, zap.NewNop(), opts)
+	c, err := cache.New(kube(client), meta, nil, zap.NewNop(), opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
@@ -118,7 +123,7 @@ func TestNewNeedsClients(t *testing.T) {
 	t.Parallel()
 	_, err := cache.New(nil, fakeMetadata(), nil, nil, cache.Options{})
 	assert.Error(t, err)
-	_, err = cache.New(fake.NewClientset(), nil, nil, nil, cache.Options{})
+	_, err = cache.New(kube(fake.NewClientset()), nil, nil, nil, cache.Options{})
 	assert.Error(t, err)
 }
 
@@ -349,7 +354,7 @@ func TestWatchFailuresAreLogged(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "", nil)
 	})
 	core, logs := observer.New(zap.InfoLevel)
-	c, err := cache.New(client, fakeMetadata(), nil, zap.New(core), cache.Options{})
+	c, err := cache.New(kube(client), fakeMetadata(), nil, zap.New(core), cache.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, c.Stop(context.Background())) })
 	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
@@ -364,7 +369,7 @@ func TestWatchFailuresAreLogged(t *testing.T) {
 func TestObjectsMetric(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	c, err := cache.New(fake.NewClientset(replicaSet("apps", "a"), replicaSet("apps", "b")),
+	c, err := cache.New(kube(fake.NewClientset(replicaSet("apps", "a"), replicaSet("apps", "b"))),
 		fakeMetadata(pod("apps", "a-1", "a", true)), reg, nil, cache.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, c.Stop(context.Background())) })
@@ -386,13 +391,13 @@ func TestObjectsMetric(t *testing.T) {
 	}
 	assert.Equal(t, map[string]float64{"ReplicaSet": 2, "Pod": 1}, got)
 
-	_, err = cache.New(fake.NewClientset(), fakeMetadata(), reg, nil, cache.Options{})
+	_, err = cache.New(kube(fake.NewClientset()), fakeMetadata(), reg, nil, cache.Options{})
 	assert.Error(t, err, "a second cache on the same registry is refused")
 }
 
 func TestStopWaitsForTheInformers(t *testing.T) {
 	t.Parallel()
-	c, err := cache.New(fake.NewClientset(replicaSet("apps", "web")), fakeMetadata(), nil, nil, cache.Options{})
+	c, err := cache.New(kube(fake.NewClientset(replicaSet("apps", "web"))), fakeMetadata(), nil, nil, cache.Options{})
 	require.NoError(t, err)
 	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
 	startSynced(t, c)
@@ -430,7 +435,7 @@ func TestWaitersLearnThatTheCacheStopped(t *testing.T) {
 
 func TestStopBeforeStart(t *testing.T) {
 	t.Parallel()
-	c, err := cache.New(fake.NewClientset(), fakeMetadata(), nil, nil, cache.Options{})
+	c, err := cache.New(kube(fake.NewClientset()), fakeMetadata(), nil, nil, cache.Options{})
 	require.NoError(t, err)
 	waited := make(chan error, 1)
 	go func() { waited <- c.WaitForSync(t.Context()) }()

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
@@ -58,8 +57,8 @@ func NewChaosPodCache(client dynamic.Interface, logger *zap.Logger, opts Options
 	if logger == nil {
 		logger = zap.NewNop()
 	}
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 0, opts.Namespace, nil)
-	inf := factory.ForResource(chaosv1.GroupVersionResource).Informer()
+	lw := listWatch(client.Resource(chaosv1.GroupVersionResource).Namespace(opts.Namespace))
+	inf := newInformer(lw, client, &unstructured.Unstructured{}, nil)
 	strip := !opts.KeepManagedFields
 	if err := inf.SetTransform(func(obj any) (any, error) { return toChaosPod(obj, strip) }); err != nil {
 		return nil, fmt.Errorf("chaospod cache: set transform: %w", err)

@@ -4,13 +4,24 @@
 //
 // # What is cached, and how
 //
-//   - ReplicaSets, as typed objects (informers.SharedInformerFactory), read
-//     through [Cache.GetReplicaSet] (ports.ReplicaSetReader).
-//   - Pods, metadata only (metadatainformer): the operator maps a Pod to the
-//     object that controls it and never reads a Pod's spec or status, so
-//     there is no reason to hold them in memory. The Pods are indexed by
-//     their controller owner ([IndexControllerOwner]) and listed through
+//   - ReplicaSets, as typed objects listed and watched through the typed
+//     client (kubeclient.Interface, protobuf on the wire), read through
+//     [Cache.GetReplicaSet] (ports.ReplicaSetReader).
+//   - Pods, metadata only (the metadata client, which asks the server for
+//     PartialObjectMetadata): the operator maps a Pod to the object that
+//     controls it and never reads a Pod's spec or status, so there is no
+//     reason to hold them in memory. The Pods are indexed by their
+//     controller owner ([IndexControllerOwner]) and listed through
 //     [Cache.ListControlledPods] (ports.PodMetadataLister).
+//   - ChaosPods, in their own [ChaosPodCache], through the dynamic client.
+//
+// The cache builds each informer itself, from a ListWatch over the client,
+// rather than from client-go's informer factories: the typed factory is
+// built on client-go's clientset, and with the metadata and dynamic
+// factories it links every built-in API group into the binary (see package
+// kubeclient). As the factories do, it asks the client whether it can
+// serve watch-lists, client-go's streamed initial list: a fake must say it
+// cannot (client-go's fakes do), or its informers never sync.
 //
 // Every informer is restricted to [Options.Namespace] when it is set (the
 // operator's --namespace flag), and drops metadata.managedFields before an
@@ -40,11 +51,17 @@
 //
 // # Other built-in kinds
 //
-// [NewResource] caches any other resource of the typed clientset on the same
-// factory (managedFields stripped alike), as a ports.Source and a
-// ports.ObjectReader of its typed objects: what a controller added with
-// app.Controller reads. Its informer is keyed by the resource's path, for
-// example "v1/configmaps", in readiness messages and metrics.
+// [NewResource] caches another built-in resource in the same cache
+// (namespace, managedFields stripping, laziness alike), as a ports.Source
+// and a ports.ObjectReader of its typed objects: what a controller added
+// with app.Controller reads. On a *kubeclient.Clientset it reads any kind
+// an informer can list and watch in the groups of kubeclient.Scheme,
+// through the group's REST client, decoding into the kind's type; on
+// another kubeclient.Interface (a test's fake) only the kinds the interface
+// has clients for. Kinds of other groups (RBAC, batch, ...) are refused:
+// serving them would mean linking their groups. Its informer is keyed by
+// the resource's path, for example "v1/configmaps", in readiness messages
+// and metrics.
 //
 // # Freshness
 //

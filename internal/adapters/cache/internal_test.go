@@ -1,16 +1,23 @@
 package cache
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 type recorded struct{ adds, updates, deletes []metav1.Object }
@@ -124,4 +131,34 @@ func TestStripManagedFields(t *testing.T) {
 	passed, err := stripManagedFields(tombstone)
 	require.NoError(t, err)
 	assert.Equal(t, tombstone, passed)
+}
+
+// A resource reads the same on a fake as on a server: each kind with a
+// typed client is the one the REST clients would list for its resource,
+// under the same scope.
+func TestTypedKindsAgreeWithTheRESTClients(t *testing.T) {
+	t.Parallel()
+	require.NotEmpty(t, typedKinds)
+	for gvr, k := range typedKinds {
+		t.Run(gvr.String(), func(t *testing.T) {
+			t.Parallel()
+			gvk := gvr.GroupVersion().WithKind(k.typ.Elem().Name())
+			gvks, _, err := kubeclient.Scheme.ObjectKinds(reflect.New(k.typ.Elem()).Interface().(runtime.Object))
+			require.NoError(t, err)
+			assert.Contains(t, gvks, gvk)
+			plural, _ := meta.UnsafeGuessKindToResource(gvk)
+			assert.Equal(t, gvr.Resource, plural.Resource)
+			assert.True(t, kubeclient.Scheme.Recognizes(gvr.GroupVersion().WithKind(gvk.Kind+"List")))
+
+			cs := fake.NewClientset()
+			_, err = k.listWatch(kubeclienttest.Wrap(cs), "shop").ListWithContext(t.Context(), metav1.ListOptions{})
+			require.NoError(t, err)
+			require.Len(t, cs.Actions(), 1)
+			want := "shop"
+			if clusterScoped[gvk.GroupKind()] {
+				want = ""
+			}
+			assert.Equal(t, want, cs.Actions()[0].GetNamespace(), "the namespace of the list")
+		})
+	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // Module provides the cache and its ports. It consumes
-// kubernetes.Interface, metadata.Interface, prometheus.Registerer,
+// kubeclient.Interface, metadata.Interface, prometheus.Registerer,
 // *zap.Logger and an [Options] from the graph, and provides:
 //
 //   - *Cache, ports.ReplicaSetReader, ports.PodMetadataLister and

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -53,14 +54,23 @@ func indexByControllerOwner(obj any) ([]string, error) {
 // Pods returns the change notifications of Pods, as metadata only
 // (*metav1.PartialObjectMetadata). Adding a handler asks for the Pod
 // informer.
-func (c *Cache) Pods() ports.Source { return &source{cache: c, kind: KindPod} }
+func (c *Cache) Pods() ports.Source { return &source{cache: c, kind: KindPod, build: c.newPodInformer} }
+
+// newPodInformer lists and watches Pods' metadata through the metadata
+// client, which asks the server for *metav1.PartialObjectMetadata(List)
+// only, indexed by controller owner.
+func (c *Cache) newPodInformer() toolscache.SharedIndexInformer {
+	lw := listWatch(c.meta.Resource(podsResource).Namespace(c.namespace))
+	return newInformer(lw, c.meta, &metav1.PartialObjectMetadata{},
+		toolscache.Indexers{IndexControllerOwner: indexByControllerOwner})
+}
 
 // ListControlledPods implements ports.PodMetadataLister from the
 // [IndexControllerOwner] index, sorted by name, waiting for the Pod
 // informer to sync first (at most until ctx is done). The objects are
 // shared with the cache: do not mutate them.
 func (c *Cache) ListControlledPods(ctx context.Context, owner schema.GroupKind, key types.NamespacedName) ([]*metav1.PartialObjectMetadata, error) {
-	inf, err := c.syncedInformer(ctx, KindPod)
+	inf, err := c.syncedInformer(ctx, KindPod, c.newPodInformer)
 	if err != nil {
 		return nil, fmt.Errorf("list pods of %s %s from cache: %w", owner, key, err)
 	}

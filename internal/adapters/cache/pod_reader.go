@@ -16,7 +16,7 @@ var _ ports.PodReader = (*Cache)(nil)
 // waiting for it to sync first (at most until ctx is done). The object is
 // shared with the cache: do not mutate it.
 func (c *Cache) GetPod(ctx context.Context, key types.NamespacedName) (*metav1.PartialObjectMetadata, error) {
-	inf, err := c.syncedInformer(ctx, KindPod)
+	inf, err := c.syncedInformer(ctx, KindPod, c.newPodInformer)
 	if err != nil {
 		return nil, fmt.Errorf("read pod %s from cache: %w", key, err)
 	}

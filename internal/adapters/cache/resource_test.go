@@ -2,6 +2,7 @@ package cache_test
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"sync"
 	"testing"
@@ -10,7 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,9 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -43,7 +48,7 @@ func resourceCache(t *testing.T, client *fake.Clientset, reg prometheus.Register
 	t.Helper()
 	scheme := metadatafake.NewTestScheme()
 	require.NoError(t, metav1.AddMetaToScheme(scheme))
-	c, err := cache.New(client, metadatafake.NewSimpleMetadataClient(scheme), reg, nil, opts)
+	c, err := cache.New(kube(client), metadatafake.NewSimpleMetadataClient(scheme), reg, nil, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -66,28 +71,107 @@ func TestNewResourceChecksItsArguments(t *testing.T) {
 	tests := []struct {
 		name string
 		new  func() error
+		want string
 	}{
-		{"no cache", func() error { _, err := cache.NewResource[*corev1.ConfigMap](nil, configMapsGVR); return err }},
+		{"no cache", func() error { _, err := cache.NewResource[*corev1.ConfigMap](nil, configMapsGVR); return err }, "a cache is required"},
 		{"no version", func() error {
 			_, err := cache.NewResource[*corev1.ConfigMap](c, schema.GroupVersionResource{Resource: "configmaps"})
 			return err
-		}},
+		}, "version and resource are required"},
 		{"no resource", func() error {
 			_, err := cache.NewResource[*corev1.ConfigMap](c, corev1.SchemeGroupVersion.WithResource(""))
 			return err
-		}},
+		}, "version and resource are required"},
 		{"replicasets have their own methods", func() error {
 			_, err := cache.NewResource[*appsv1.ReplicaSet](c, appsv1.SchemeGroupVersion.WithResource("replicasets"))
 			return err
-		}},
-		{"not a pointer to an API type", func() error { _, err := cache.NewResource[cache.Object](c, configMapsGVR); return err }},
+		}, "use Cache.ReplicaSets"},
+		{"not a pointer to an API type", func() error { _, err := cache.NewResource[cache.Object](c, configMapsGVR); return err }, "not a pointer to an API type"},
+		// The fake has typed clients only: the kinds kubeclient.Interface serves.
+		{"a resource the client has no client for", func() error {
+			_, err := cache.NewResource[*corev1.ConfigMap](c, corev1.SchemeGroupVersion.WithResource("widgets"))
+			return err
+		}, "cache resource v1/widgets: the client has no typed client for it"},
+		{"a group kubeclient does not serve", func() error {
+			_, err := cache.NewResource[*rbacv1.ClusterRole](c, rbacv1.SchemeGroupVersion.WithResource("clusterroles"))
+			return err
+		}, "cache resource rbac.authorization.k8s.io/v1/clusterroles"},
+		{"another resource's type", func() error {
+			_, err := cache.NewResource[*corev1.Secret](c, configMapsGVR)
+			return err
+		}, "cache resource v1/configmaps: its objects are *v1.ConfigMap, not *v1.Secret"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			assert.Error(t, tt.new())
+			assert.ErrorContains(t, tt.new(), tt.want)
 		})
 	}
+}
+
+// On a kubeclient.Clientset a resource is read through its group's REST
+// client: any listable kind of kubeclient's scheme, under the resource
+// that serves it. Building one does no I/O, so the refusals need no server.
+func TestNewResourceOnTheRESTClients(t *testing.T) {
+	t.Parallel()
+	client, err := kubeclient.NewForConfigAndClient(&rest.Config{Host: "http://127.0.0.1:1"}, http.DefaultClient)
+	require.NoError(t, err)
+	c, err := cache.New(client, fakeMetadata(), nil, nil, cache.Options{Namespace: "shop"})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, c.Stop(context.Background())) })
+	kindOf := func(r interface{ Kind() string }, err error) (string, error) {
+		if err != nil {
+			return "", err
+		}
+		return r.Kind(), nil
+	}
+	tests := []struct {
+		name    string
+		new     func() (string, error)
+		want    string // the kind, or with wantErr the error
+		wantErr bool
+	}{
+		{"a kind of the typed clients", func() (string, error) {
+			return kindOf(cache.NewResource[*corev1.ConfigMap](c, configMapsGVR))
+		}, "ConfigMap", false},
+		{"a kind beyond them", func() (string, error) {
+			return kindOf(cache.NewResource[*appsv1.Deployment](c, appsv1.SchemeGroupVersion.WithResource("deployments")))
+		}, "Deployment", false},
+		{"a cluster-scoped kind", func() (string, error) {
+			return kindOf(cache.NewResource[*corev1.Namespace](c, corev1.SchemeGroupVersion.WithResource("namespaces")))
+		}, "Namespace", false},
+		{"a kind whose plural is its name", func() (string, error) {
+			return kindOf(cache.NewResource[*corev1.Endpoints](c, corev1.SchemeGroupVersion.WithResource("endpoints")))
+		}, "Endpoints", false},
+		{"a resource that does not serve the kind", func() (string, error) {
+			return kindOf(cache.NewResource[*corev1.ConfigMap](c, corev1.SchemeGroupVersion.WithResource("widgets")))
+		}, "cache resource v1/widgets: ConfigMap objects are configmaps, not widgets", true},
+		{"a kind of another group version", func() (string, error) {
+			return kindOf(cache.NewResource[*corev1.ConfigMap](c, appsv1.SchemeGroupVersion.WithResource("configmaps")))
+		}, "*v1.ConfigMap is not a kind of apps/v1", true},
+		{"a type outside kubeclient's scheme", func() (string, error) {
+			return kindOf(cache.NewResource[*rbacv1.ClusterRole](c, corev1.SchemeGroupVersion.WithResource("clusterroles")))
+		}, "*v1.ClusterRole is not a type of kubeclient's scheme", true},
+		{"a group outside kubeclient's scheme", func() (string, error) {
+			return kindOf(cache.NewResource[*rbacv1.ClusterRole](c, rbacv1.SchemeGroupVersion.WithResource("clusterroles")))
+		}, "rbac.authorization.k8s.io/v1 is not a group of kubeclient's scheme", true},
+		{"a kind that cannot be listed", func() (string, error) {
+			return kindOf(cache.NewResource[*authenticationv1.TokenReview](c, authenticationv1.SchemeGroupVersion.WithResource("tokenreviews")))
+		}, "TokenReview cannot be listed", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			kind, err := tt.new()
+			if tt.wantErr {
+				assert.ErrorContains(t, err, tt.want)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, kind)
+		})
+	}
+	assert.ErrorIs(t, c.Check(t.Context()), cache.ErrNotStarted, "nothing was asked for, let alone listed")
 }
 
 func TestResourceReadsTypedObjects(t *testing.T) {
@@ -117,18 +201,23 @@ func TestResourceReadsTypedObjects(t *testing.T) {
 	assert.True(t, c.HasSynced(), "the resource's informer counts towards the cache's sync")
 }
 
+// A cluster-scoped kind is listed in full even in a cache restricted to
+// one namespace, as a namespace does not hold it.
 func TestResourceReadsClusterScopedObjects(t *testing.T) {
 	t.Parallel()
-	c := resourceCache(t, fake.NewClientset(&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "reader"}}), nil, cache.Options{})
-	r, err := cache.NewResource[*rbacv1.ClusterRole](c, rbacv1.SchemeGroupVersion.WithResource("clusterroles"))
+	client := fake.NewClientset(&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "operator"}})
+	c := resourceCache(t, client, nil, cache.Options{Namespace: "shop"})
+	r, err := cache.NewResource[*admissionregistrationv1.ValidatingWebhookConfiguration](c,
+		admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"))
 	require.NoError(t, err)
 	require.NoError(t, c.Start(t.Context()))
 
-	got, err := r.GetObject(t.Context(), types.NamespacedName{Name: "reader"})
+	got, err := r.GetObject(t.Context(), types.NamespacedName{Name: "operator"})
 
 	require.NoError(t, err)
-	assert.Equal(t, "reader", got.Name)
-	assert.Equal(t, "ClusterRole", r.Kind())
+	assert.Equal(t, "operator", got.Name)
+	assert.Equal(t, "ValidatingWebhookConfiguration", r.Kind())
+	assert.True(t, listed(client.Actions(), "validatingwebhookconfigurations"))
 }
 
 // The resource's informer is lazy like the others, and its handlers get
@@ -205,18 +294,16 @@ func TestResourceObjectsMetric(t *testing.T) {
 	assert.Equal(t, map[string]float64{"v1/configmaps": 2}, got)
 }
 
-// A resource the typed clientset has no informer for fails when it is
-// first used, with its name.
-func TestResourceWithoutTypedInformer(t *testing.T) {
+func TestResourceRefusesANilHandler(t *testing.T) {
 	t.Parallel()
-	c := resourceCache(t, fake.NewClientset(), nil, cache.Options{})
-	r, err := cache.NewResource[*corev1.ConfigMap](c, corev1.SchemeGroupVersion.WithResource("widgets"))
-	require.NoError(t, err)
+	client := fake.NewClientset()
+	c := resourceCache(t, client, nil, cache.Options{})
+	require.NoError(t, c.Start(t.Context()))
 
-	err = r.AddEventHandler(&nameLog{})
+	assert.ErrorContains(t, configMaps(t, c).AddEventHandler(nil), "nil handler")
 
-	assert.ErrorContains(t, err, "v1/widgets")
-	assert.ErrorContains(t, r.AddEventHandler(nil), "nil handler")
+	require.NoError(t, c.WaitForSync(t.Context()))
+	assert.False(t, listed(client.Actions(), "configmaps"), "a refused handler asks for no informer")
 }
 
 // nameLog writes down what a source delivered, one line per event.

@@ -14,7 +14,10 @@ import (
 // source is one kind's change notifications.
 type source struct {
 	cache *Cache
+	// kind keys the informer in the cache (and names it in readiness and
+	// metrics); build makes it on first use.
 	kind  string
+	build func() toolscache.SharedIndexInformer
 }
 
 var (
@@ -30,7 +33,7 @@ func (s *source) AddEventHandler(h ports.EventHandler) error {
 	if h == nil {
 		return errors.New("add event handler: nil handler")
 	}
-	inf, err := s.cache.informer(s.kind)
+	inf, err := s.cache.informer(s.kind, s.build)
 	if err != nil {
 		return fmt.Errorf("add %s event handler: %w", s.kind, err)
 	}
@@ -71,7 +74,7 @@ func (e eventHandler) OnDelete(obj any) {
 // HasApplied implements ports.CacheFreshness: whether the kind's informer
 // store has applied resourceVersion or a later one.
 func (s *source) HasApplied(resourceVersion string) bool {
-	inf, err := s.cache.informer(s.kind)
+	inf, err := s.cache.informer(s.kind, s.build)
 	if err != nil {
 		return true // a stopped cache serves no reads to protect
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/events"
+	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -16,10 +17,13 @@ import (
 func TestStopLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cs := fake.NewClientset()
-	r, err := events.New(cs, events.Options{}, nil)
+	r, err := events.New(kubeclienttest.Wrap(cs), events.Options{}, nil)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background()))
 	r.Eventf(pod("ns", "p"), ports.EventTypeNormal, "Labeled", "Label", "note")
 	waitEvents(t, cs, "ns", 1)
+	// A series left to write on Stop.
+	r.Eventf(pod("ns", "p"), ports.EventTypeNormal, "Labeled", "Label", "note")
+	r.Eventf(pod("ns", "p"), ports.EventTypeNormal, "Labeled", "Label", "note")
 	require.NoError(t, r.Stop(context.Background()))
 }

@@ -6,14 +6,14 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // Module provides ports.EventRecorder (and *Recorder).
 //
-// It consumes kubernetes.Interface, *zap.Logger, an optional [Options], and
+// It consumes kubeclient.Interface, *zap.Logger, an optional [Options], and
 // the scheme functions of the value group "event-schemes"
 // (func(*runtime.Scheme) error), which are added to Options.AddToScheme;
 // that is how the ChaosPod API joins:
@@ -34,7 +34,7 @@ var Module = fx.Module("events",
 
 type recorderParams struct {
 	fx.In
-	Client  kubernetes.Interface
+	Client  kubeclient.Interface
 	Logger  *zap.Logger
 	Options Options                       `optional:"true"`
 	Schemes []func(*runtime.Scheme) error `group:"event-schemes"`

@@ -11,15 +11,11 @@ import (
 
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	clientevents "k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/reference"
+	"k8s.io/utils/clock"
 
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -38,44 +34,57 @@ type Options struct {
 	ReportingController string
 	// AddToScheme registers more types (the ChaosPod API) in the
 	// recorder's scheme, so Events can refer to typed objects of those
-	// kinds. Built-in kinds are always registered.
+	// kinds. The kinds of kubeclient.Scheme are always registered.
 	AddToScheme []func(*runtime.Scheme) error
 	// MaxConcurrentWrites caps the Event writes in flight; 0 means
-	// DefaultMaxConcurrentWrites. client-go's broadcaster writes each Event
-	// from a goroutine of its own, so a backlog of reconciles fires as many
-	// Event POSTs at once as labels, and they take the API server from the
-	// writes that converge the cluster. Queued Events wait; none is dropped.
+	// DefaultMaxConcurrentWrites. A backlog of reconciles records as many
+	// Events as it writes labels, and writing them all at once would take
+	// the API server from the writes that converge the cluster. Events
+	// wait in a queue of 1000; when it is full, new ones are dropped.
 	MaxConcurrentWrites int
 }
 
 // DefaultMaxConcurrentWrites is the default of Options.MaxConcurrentWrites.
 const DefaultMaxConcurrentWrites = 4
 
-// Recorder records events.k8s.io/v1 Events through client-go's event
-// broadcaster, which aggregates repeats into series and retries failed
-// writes in the background.
+// Defaults of the knobs tests turn (see doc.go for the reasons).
+const (
+	// maxQueuedEvents is client-go's broadcaster's queue length.
+	maxQueuedEvents = 1000
+	// sweepEvery is how often finished series are written and evicted: an
+	// entry outlives its series by at most this much.
+	sweepEvery = 30 * time.Second
+	// firstRetryAfter is the pause after the first failed write; it
+	// doubles for each further one.
+	firstRetryAfter = 500 * time.Millisecond
+)
+
+// Recorder records events.k8s.io/v1 Events: it queues them, merges repeats
+// into series, and writes them in the background with a few goroutines.
 type Recorder struct {
-	client     kubernetes.Interface
+	client     kubeclient.Interface
 	scheme     *runtime.Scheme
 	controller string
 	log        *zap.Logger
 	maxWrites  int
-	// newSink is where Events go; tests replace the API server's.
-	newSink func() clientevents.EventSink
 
-	mu          sync.RWMutex // guards what follows
-	sink        *boundedSink
-	broadcaster clientevents.EventBroadcaster
-	queue       enqueuer // the running broadcaster; nil when not running
-	instance    string   // reportingInstance, as client-go names it
-	cancel      context.CancelFunc
+	// Tests turn these before Start.
+	clock      clock.WithTicker
+	queueSize  int
+	sweepEvery time.Duration
+	retryAfter time.Duration
+
+	mu      sync.RWMutex // guards what follows
+	run     *run         // nil when not running
+	started bool
 }
 
 var _ ports.EventRecorder = (*Recorder)(nil)
 
 // New returns a recorder that writes through client once started. It builds
-// the recorder's own scheme (never client-go's global one) and does no I/O.
-func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder, error) {
+// the recorder's own scheme from kubeclient's groups and opts.AddToScheme,
+// and does no I/O.
+func New(client kubeclient.Interface, opts Options, log *zap.Logger) (*Recorder, error) {
 	if client == nil {
 		return nil, errors.New("event recorder: a Kubernetes client is required")
 	}
@@ -83,7 +92,7 @@ func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder,
 		log = zap.NewNop()
 	}
 	scheme := runtime.NewScheme()
-	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, opts.AddToScheme...) {
+	for _, add := range append([]func(*runtime.Scheme) error{kubeclient.AddToScheme}, opts.AddToScheme...) {
 		if add == nil {
 			continue
 		}
@@ -99,78 +108,62 @@ func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder,
 	if maxWrites <= 0 {
 		maxWrites = DefaultMaxConcurrentWrites
 	}
-	r := &Recorder{client: client, scheme: scheme, controller: controller, log: log, maxWrites: maxWrites}
-	r.newSink = func() clientevents.EventSink { return &clientevents.EventSinkImpl{Interface: client.EventsV1()} }
-	return r, nil
+	return &Recorder{
+		client:     client,
+		scheme:     scheme,
+		controller: controller,
+		log:        log,
+		maxWrites:  maxWrites,
+		clock:      clock.RealClock{},
+		queueSize:  maxQueuedEvents,
+		sweepEvery: sweepEvery,
+		retryAfter: firstRetryAfter,
+	}, nil
 }
 
 // Start begins sending Events to the API server. The reporting instance is
 // client-go's "<controller>-<hostname>"; in a Pod the hostname is the
-// Pod's name.
+// Pod's name. A recorder starts once.
 func (r *Recorder) Start(context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.broadcaster != nil {
+	if r.started {
 		return errors.New("event recorder: already started")
 	}
-	// Not the start context: that one ends when the application has
-	// started, and recording goes on until Stop.
-	ctx, cancel := context.WithCancel(context.Background())
-	sink := newBoundedSink(r.newSink(), r.maxWrites)
-	b := clientevents.NewBroadcaster(sink)
-	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
-		cancel()
-		b.Shutdown()
-		return fmt.Errorf("event recorder: start: %w", err)
-	}
-	q, ok := b.(enqueuer)
-	if !ok {
-		cancel()
-		b.Shutdown()
-		return fmt.Errorf("event recorder: start: client-go's broadcaster %T no longer takes Events synchronously", b)
-	}
 	hostname, _ := os.Hostname()
-	r.broadcaster, r.cancel, r.sink = b, cancel, sink
-	r.queue, r.instance = q, r.controller+"-"+hostname
+	r.run = startRun(r, r.controller+"-"+hostname)
+	r.started = true
 	return nil
 }
 
-// Stop hands the queued Events to the sink and waits, within ctx, until
-// the sink has written them; writes still in flight are abandoned when ctx
-// ends. Events recorded after Stop are dropped.
+// Stop writes what is queued, and the counts of series not yet written,
+// and waits for those writes within ctx; when ctx ends first, the writes
+// left are abandoned and Stop returns ctx's error. Events recorded after
+// Stop are dropped.
 func (r *Recorder) Stop(ctx context.Context) error {
 	r.mu.Lock()
-	b, cancel, sink := r.broadcaster, r.cancel, r.sink
-	r.queue = nil
+	run := r.run
+	r.run = nil
 	r.mu.Unlock()
-	if b == nil {
+	if run == nil {
 		return nil
 	}
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		// Shutdown hands what is queued to the writing goroutines; the
-		// sink then tells when they are done.
-		b.Shutdown()
-		sink.waitIdle(ctx)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("event recorder: stop: %w", ctx.Err())
+	if err := run.stop(ctx); err != nil {
+		return fmt.Errorf("event recorder: stop: %w", err)
 	}
+	return nil
 }
 
 // Eventf implements ports.EventRecorder. It never blocks on the API server:
 // the Event is queued and written in the background, or dropped (with a
-// debug line) when the recorder is not running. An empty action takes the
-// reason's value, since the API server rejects an Event without one.
+// debug line) when the recorder is not running or its queue is full. An
+// empty action takes the reason's value, since the API server rejects an
+// Event without one.
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, note string, args ...any) {
+	// The read lock keeps Stop from closing the queue under us.
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if r.queue == nil {
+	if r.run == nil {
 		r.log.Debug("event dropped, recorder not running", zap.String("reason", reason))
 		return
 	}
@@ -181,20 +174,6 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 	if len(args) > 0 {
 		msg = fmt.Sprintf(note, args...)
 	}
-	r.enqueue(regarding, eventType, reason, action, truncate(msg, maxNoteLength))
-}
-
-// enqueuer is the part of client-go's broadcaster that takes an Event
-// synchronously; client-go's own recorder hands each Event over from a
-// goroutine of its own, which a Stop cannot wait for.
-type enqueuer interface {
-	Action(action watch.EventType, obj runtime.Object) error
-}
-
-// enqueue builds the Event as client-go's recorder does and queues it
-// before it returns, so that Stop sees it. The broadcaster's queue only
-// hands Events to writing goroutines, so this waits for no API server.
-func (r *Recorder) enqueue(regarding runtime.Object, eventType, reason, action, note string) {
 	ref, err := reference.GetReference(r.scheme, regarding)
 	if err != nil {
 		r.log.Error("event dropped, no reference to its object", zap.String("reason", reason), zap.Error(err))
@@ -204,25 +183,13 @@ func (r *Recorder) enqueue(regarding runtime.Object, eventType, reason, action, 
 		r.log.Error("event dropped, unknown type", zap.String("reason", reason), zap.String("type", eventType))
 		return
 	}
-	now := time.Now()
-	namespace := ref.Namespace
-	if namespace == "" {
-		namespace = metav1.NamespaceDefault
-	}
-	ev := &eventsv1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%v.%x", ref.Name, now.UnixNano()), Namespace: namespace},
-		EventTime:           metav1.NewMicroTime(now),
-		ReportingController: r.controller,
-		ReportingInstance:   r.instance,
-		Action:              action,
-		Reason:              reason,
-		Regarding:           *ref,
-		Note:                note,
-		Type:                eventType,
-	}
-	if err := r.queue.Action(watch.Added, ev); err != nil {
-		r.log.Debug("event dropped, recorder stopping", zap.String("reason", reason), zap.Error(err))
-	}
+	r.run.observe(seriesKey{
+		regarding: *ref,
+		eventType: eventType,
+		reason:    reason,
+		action:    action,
+		note:      truncate(msg, maxNoteLength),
+	})
 }
 
 // Scheme is the scheme used to name the kinds of typed objects.

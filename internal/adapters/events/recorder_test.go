@@ -2,6 +2,10 @@ package events_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,12 +26,14 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/events"
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-func startRecorder(t *testing.T, cs kubernetes.Interface, opts events.Options) *events.Recorder {
+func startRecorder(t *testing.T, client kubeclient.Interface, opts events.Options) *events.Recorder {
 	t.Helper()
-	r, err := events.New(cs, opts, zaptest.NewLogger(t))
+	r, err := events.New(client, opts, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background()))
 	t.Cleanup(func() {
@@ -51,35 +57,78 @@ func waitEvents(t *testing.T, cs kubernetes.Interface, namespace string, n int) 
 	return items
 }
 
+// listEvents returns namespace's Events now.
+func listEvents(t *testing.T, cs kubernetes.Interface, namespace string) []eventsv1.Event {
+	t.Helper()
+	list, err := cs.EventsV1().Events(namespace).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	return list.Items
+}
+
 func pod(namespace, name string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID("uid-" + name)}}
+}
+
+// countActions counts the fake's actions of verb on Events.
+func countActions(cs *fake.Clientset, verb string) int {
+	n := 0
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == verb && a.GetResource().Resource == "events" {
+			n++
+		}
+	}
+	return n
 }
 
 func TestRecorderWritesEvents(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
-	r := startRecorder(t, cs, events.Options{})
+	r := startRecorder(t, kubeclienttest.Wrap(cs), events.Options{})
 
+	before := time.Now()
 	r.Eventf(pod("ns", "web"), ports.EventTypeNormal, "Labeled", "Label", "set %s=%s", "hello", "world")
 	e := waitEvents(t, cs, "ns", 1)[0]
 	assert.Equal(t, "Pod", e.Regarding.Kind, "kind comes from the scheme for typed objects")
 	assert.Equal(t, "v1", e.Regarding.APIVersion)
 	assert.Equal(t, "web", e.Regarding.Name)
 	assert.Equal(t, "ns", e.Regarding.Namespace)
+	assert.Equal(t, types.UID("uid-web"), e.Regarding.UID)
+	assert.Equal(t, "ns", e.Namespace)
 	assert.Equal(t, ports.EventTypeNormal, e.Type)
 	assert.Equal(t, "Labeled", e.Reason)
 	assert.Equal(t, "Label", e.Action)
 	assert.Equal(t, "set hello=world", e.Note)
+	assert.Nil(t, e.Series)
 	assert.Equal(t, events.DefaultReportingController, e.ReportingController)
-	assert.Contains(t, e.ReportingInstance, events.DefaultReportingController+"-")
+	hostname, err := os.Hostname()
+	require.NoError(t, err)
+	assert.Equal(t, events.DefaultReportingController+"-"+hostname, e.ReportingInstance)
+	assert.WithinRange(t, e.EventTime.Time, before.Truncate(time.Microsecond), time.Now())
+
+	// client-go's name: "<regarding name>.<UnixNano in hex>".
+	prefix, suffix, ok := strings.Cut(e.Name, ".")
+	require.True(t, ok, e.Name)
+	assert.Equal(t, "web", prefix)
+	nano, err := strconv.ParseInt(suffix, 16, 64)
+	require.NoError(t, err, e.Name)
+	assert.WithinRange(t, time.Unix(0, nano), before, time.Now())
+}
+
+func TestRecorderClusterScopedObjectGoesToDefault(t *testing.T) {
+	t.Parallel()
+	cs := fake.NewClientset()
+	r := startRecorder(t, kubeclienttest.Wrap(cs), events.Options{ReportingController: "custom"})
+	r.Eventf(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}, ports.EventTypeNormal, "Seen", "Look", "node")
+	e := waitEvents(t, cs, metav1.NamespaceDefault, 1)[0]
+	assert.Equal(t, "Node", e.Regarding.Kind)
+	assert.Empty(t, e.Regarding.Namespace)
+	assert.Equal(t, "custom", e.ReportingController)
+	assert.True(t, strings.HasPrefix(e.ReportingInstance, "custom-"), e.ReportingInstance)
 }
 
 func TestRecorderNoteAndAction(t *testing.T) {
 	t.Parallel()
-	long := make([]byte, 2000)
-	for i := range long {
-		long[i] = 'x'
-	}
+	long := strings.Repeat("x", 2000)
 	tests := []struct {
 		name               string
 		action, note       string
@@ -87,14 +136,16 @@ func TestRecorderNoteAndAction(t *testing.T) {
 		wantAction, wantNt string
 	}{
 		{"percent without args is kept", "Stop", "100% done", nil, "Stop", "100% done"},
+		{"args are formatted", "Stop", "%d%% done", []any{50}, "Stop", "50% done"},
 		{"empty action takes the reason", "", "note", nil, "Reason", "note"},
-		{"long note is cut to the API limit", "Stop", string(long), nil, "Stop", string(long[:1024])},
+		{"long note is cut to the API limit", "Stop", long, nil, "Stop", long[:1024]},
+		{"cut keeps runes whole", "Stop", strings.Repeat("x", 1023) + "é", nil, "Stop", strings.Repeat("x", 1023)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cs := fake.NewClientset()
-			r := startRecorder(t, cs, events.Options{})
+			r := startRecorder(t, kubeclienttest.Wrap(cs), events.Options{})
 			r.Eventf(pod("ns", "p"), ports.EventTypeWarning, "Reason", tt.action, tt.note, tt.args...)
 			e := waitEvents(t, cs, "ns", 1)[0]
 			assert.Equal(t, tt.wantAction, e.Action)
@@ -107,25 +158,134 @@ func TestRecorderNoteAndAction(t *testing.T) {
 func TestRecorderDropsWhenNotRunning(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
-	r, err := events.New(cs, events.Options{}, zaptest.NewLogger(t))
+	r, err := events.New(kubeclienttest.Wrap(cs), events.Options{}, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	r.Eventf(pod("ns", "before"), ports.EventTypeNormal, "Early", "Act", "before start")
 	require.NoError(t, r.Start(context.Background()))
+	require.Error(t, r.Start(context.Background()), "a second Start")
 	r.Eventf(pod("ns", "during"), ports.EventTypeNormal, "OnTime", "Act", "while running")
-	waitEvents(t, cs, "ns", 1)
 	r.Eventf(pod("ns", "during"), ports.EventTypeNormal, "AlsoOnTime", "Act", "while running")
+	require.NoError(t, r.Stop(context.Background()))
 	var reasons []string
-	for _, e := range waitEvents(t, cs, "ns", 2) {
+	for _, e := range listEvents(t, cs, "ns") {
 		reasons = append(reasons, e.Reason)
 	}
 	assert.ElementsMatch(t, []string{"OnTime", "AlsoOnTime"}, reasons, "an event from before Start was written")
-	require.NoError(t, r.Stop(context.Background()))
-	// After Stop: dropped, and above all no panic on a stopped broadcaster.
+	// After Stop: dropped, and above all no panic on a closed queue.
 	r.Eventf(pod("ns", "after"), ports.EventTypeNormal, "Late", "Act", "after stop")
 	require.NoError(t, r.Stop(context.Background()))
+	assert.Len(t, listEvents(t, cs, "ns"), 2, "an event from after Stop was written")
 }
 
-// thing is a typed object unknown to client-go's scheme.
+func TestRecorderDropsUnrecordableEvents(t *testing.T) {
+	t.Parallel()
+	cs := fake.NewClientset()
+	r, err := events.New(kubeclienttest.Wrap(cs), events.Options{}, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background()))
+	r.Eventf(pod("ns", "p"), "Catastrophic", "BadType", "Act", "unknown type")
+	r.Eventf(&thing{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t"}}, ports.EventTypeNormal, "NoKind", "Act", "not in the scheme")
+	r.Eventf(pod("ns", "p"), ports.EventTypeNormal, "Fine", "Act", "ok")
+	require.NoError(t, r.Stop(context.Background()))
+	items := listEvents(t, cs, "ns")
+	require.Len(t, items, 1)
+	assert.Equal(t, "Fine", items[0].Reason)
+}
+
+// Repeats of an Event become its series: the first repeat patches the
+// Event to a count of 2, later ones are counted and written when the
+// series ends (here: on Stop). Events that differ in anything else are
+// Events of their own.
+func TestRecorderMakesSeriesOfRepeats(t *testing.T) {
+	t.Parallel()
+	cs := fake.NewClientset()
+	r, err := events.New(kubeclienttest.Wrap(cs), events.Options{}, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background()))
+	p := pod("ns", "p")
+	r.Eventf(p, ports.EventTypeNormal, "Labeled", "Label", "set a")
+	first := waitEvents(t, cs, "ns", 1)[0]
+
+	r.Eventf(p, ports.EventTypeNormal, "Labeled", "Label", "set a")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		items := listEvents(t, cs, "ns")
+		require.Len(c, items, 1)
+		require.NotNil(c, items[0].Series)
+		assert.Equal(c, int32(2), items[0].Series.Count)
+		assert.Equal(c, first.Name, items[0].Name)
+		assert.False(c, items[0].Series.LastObservedTime.Before(&first.EventTime))
+	}, 10*time.Second, 20*time.Millisecond)
+
+	r.Eventf(p, ports.EventTypeNormal, "Labeled", "Label", "set a")
+	r.Eventf(p, ports.EventTypeNormal, "Labeled", "Label", "set b")              // other note
+	r.Eventf(p, ports.EventTypeWarning, "Labeled", "Label", "set a")             // other type
+	r.Eventf(p, ports.EventTypeNormal, "Labeled", "Relabel", "set a")            // other action
+	r.Eventf(pod("ns", "q"), ports.EventTypeNormal, "Labeled", "Label", "set a") // other object
+	require.NoError(t, r.Stop(context.Background()))
+
+	items := listEvents(t, cs, "ns")
+	require.Len(t, items, 5)
+	for _, e := range items {
+		if e.Name == first.Name {
+			require.NotNil(t, e.Series)
+			assert.Equal(t, int32(3), e.Series.Count, "Stop writes the series' last count")
+			// The fake keeps the nanoseconds of a create, a patch
+			// goes through JSON, which keeps microseconds.
+			assert.True(t, e.EventTime.Time.Equal(first.EventTime.Truncate(time.Microsecond)), "%v != %v", e.EventTime, first.EventTime)
+			continue
+		}
+		assert.Nil(t, e.Series, "%s/%s/%s/%s is a repeat", e.Regarding.Name, e.Type, e.Action, e.Note)
+	}
+	assert.Equal(t, 5, countActions(cs, "create"))
+	assert.Equal(t, 2, countActions(cs, "patch"), "one patch to start the series, one for its last count")
+}
+
+// Stop writes every Event recorded before it, even when the API server
+// is slow.
+func TestRecorderStopFlushesTheQueue(t *testing.T) {
+	t.Parallel()
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "events", func(k8stesting.Action) (bool, runtime.Object, error) {
+		time.Sleep(2 * time.Millisecond)
+		return false, nil, nil
+	})
+	r, err := events.New(kubeclienttest.Wrap(cs), events.Options{}, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background()))
+	const n = 200
+	for i := range n {
+		r.Eventf(pod("ns", fmt.Sprint("p", i)), ports.EventTypeNormal, "Burst", "Act", "event %d", i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, r.Stop(ctx))
+	assert.Len(t, listEvents(t, cs, "ns"), n)
+}
+
+// Stop gives up when its context ends, whatever the API server does.
+func TestRecorderStopIsBoundedByItsContext(t *testing.T) {
+	t.Parallel()
+	cs := fake.NewClientset()
+	release := make(chan struct{})
+	cs.PrependReactor("create", "events", func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-release // an API server that does not answer
+		return false, nil, nil
+	})
+	defer close(release)
+	r, err := events.New(kubeclienttest.Wrap(cs), events.Options{}, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background()))
+	r.Eventf(pod("ns", "p"), ports.EventTypeNormal, "Stuck", "Act", "never answered")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = r.Stop(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+// thing is a typed object unknown to kubeclient's scheme.
 type thing struct {
 	metav1.TypeMeta
 	metav1.ObjectMeta
@@ -147,14 +307,24 @@ func addThing(s *runtime.Scheme) error {
 func TestRecorderExtraSchemes(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
-	r := startRecorder(t, cs, events.Options{AddToScheme: []func(*runtime.Scheme) error{addThing}})
+	r := startRecorder(t, kubeclienttest.Wrap(cs), events.Options{AddToScheme: []func(*runtime.Scheme) error{addThing, nil}})
 	assert.True(t, r.Scheme().Recognizes(thingGV.WithKind("ChaosPod")))
+	assert.True(t, r.Scheme().Recognizes(eventsv1.SchemeGroupVersion.WithKind("Event")), "kubeclient's groups")
 	assert.False(t, r.Scheme().Recognizes(corev1.SchemeGroupVersion.WithKind("Nonsense")))
+	assert.False(t, r.Scheme().Recognizes(schema.GroupVersionKind{Group: "batch", Version: "v1", Kind: "Job"}),
+		"a group kubeclient does not serve")
 
 	r.Eventf(&thing{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "chaos"}}, ports.EventTypeNormal, "PodCreated", "Create", "created")
 	e := waitEvents(t, cs, "ns", 1)[0]
 	assert.Equal(t, "ChaosPod", e.Regarding.Kind)
 	assert.Equal(t, thingGV.String(), e.Regarding.APIVersion)
+}
+
+func TestNewRejectsAFailingScheme(t *testing.T) {
+	t.Parallel()
+	failing := func(*runtime.Scheme) error { return fmt.Errorf("boom") }
+	_, err := events.New(kubeclienttest.Wrap(fake.NewClientset()), events.Options{AddToScheme: []func(*runtime.Scheme) error{failing}}, nil)
+	require.ErrorContains(t, err, "boom")
 }
 
 func TestRecorderNeverBlocks(t *testing.T) {
@@ -165,14 +335,15 @@ func TestRecorderNeverBlocks(t *testing.T) {
 		<-release // an API server that does not answer
 		return false, nil, nil
 	})
-	r := startRecorder(t, cs, events.Options{})
-	t.Cleanup(func() { close(release) })
+	r, err := events.New(kubeclienttest.Wrap(cs), events.Options{}, zap.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, r.Start(context.Background()))
 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i := range 2000 {
-			r.Eventf(pod("ns", "p"), ports.EventTypeNormal, "Flood", "Act", "event %d", i)
+			r.Eventf(pod("ns", fmt.Sprint("p", i)), ports.EventTypeNormal, "Flood", "Act", "event %d", i)
 		}
 	}()
 	select {
@@ -180,6 +351,17 @@ func TestRecorderNeverBlocks(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Eventf blocked on a stuck API server")
 	}
+	close(release)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, r.Stop(ctx))
+	t.Log("drained in", time.Since(start))
+	// The queue holds 1000, the writers have 4 in flight: the rest of the
+	// 2000 are dropped.
+	n := len(listEvents(t, cs, "ns"))
+	assert.GreaterOrEqual(t, n, 1000)
+	assert.LessOrEqual(t, n, 1000+events.DefaultMaxConcurrentWrites)
 }
 
 func TestNewNeedsClient(t *testing.T) {
@@ -195,7 +377,7 @@ func TestModule(t *testing.T) {
 	var r *events.Recorder
 	app := fxtest.New(t,
 		events.Module,
-		fx.Supply(fx.Annotate(cs, fx.As(new(kubernetes.Interface))), zap.NewNop()),
+		fx.Supply(fx.Annotate(kubeclienttest.Wrap(cs), fx.As(new(kubeclient.Interface))), zap.NewNop()),
 		fx.Provide(fx.Annotate(func() func(*runtime.Scheme) error { return addThing }, fx.ResultTags(`group:"event-schemes"`))),
 		fx.Populate(&rec, &r),
 	)

@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/version"
 )
 
@@ -36,15 +36,17 @@ type Options struct {
 	// UserAgent identifies the operator in the API server's logs and audit
 	// events; empty means "hexagonal-operator/<version>".
 	UserAgent string
-	// DisableProtobuf makes the typed clientset speak JSON, for debugging
+	// DisableProtobuf makes the typed clients speak JSON, for debugging
 	// the wire with a proxy.
 	DisableProtobuf bool
 }
 
 // Clients are the client-go clients the adapters are built from.
 type Clients struct {
-	// Kubernetes is the typed clientset for built-in kinds.
-	Kubernetes kubernetes.Interface
+	// Kubernetes is the typed client of the built-in kinds the operator
+	// uses (see package kubeclient for why it is not client-go's
+	// clientset).
+	Kubernetes kubeclient.Interface
 	// Metadata reads and watches only the metadata of any kind.
 	Metadata metadata.Interface
 	// Dynamic reads and writes any kind, custom resources included, as
@@ -69,11 +71,14 @@ func NewClients(cfg *rest.Config, opts Options) (*Clients, error) {
 		return nil, fmt.Errorf("kube clients: build http client: %w", err)
 	}
 	typed := rest.CopyConfig(base)
-	if !opts.DisableProtobuf {
+	if opts.DisableProtobuf {
+		// Explicit, or the typed clients would prefer protobuf.
+		typed.ContentType = "application/json"
+	} else {
 		typed.ContentType = contentTypeProtobuf
 		typed.AcceptContentTypes = contentTypeProtobuf + ",application/json"
 	}
-	k, err := kubernetes.NewForConfigAndClient(typed, httpClient)
+	k, err := kubeclient.NewForConfigAndClient(typed, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kube clients: build clientset: %w", err)
 	}

@@ -4,13 +4,14 @@
 // # Clients
 //
 // [NewClients] builds the three clients the operator needs from one
-// *rest.Config: a typed clientset (protobuf on the wire, since every type it
-// talks to is built in), a metadata-only client (for Pods, whose specs the
-// operator never reads) and a dynamic client (for the ChaosPod CRD). They share
-// one HTTP transport and one client-side rate limiter, so [Options.QPS] and
-// [Options.Burst] bound the whole process, not each client. Building them
-// does no I/O: a bad kubeconfig fails here, an unreachable server fails on
-// the first request.
+// *rest.Config: the typed client of package kubeclient (protobuf on the
+// wire, since every type it talks to is built in; not client-go's
+// clientset, which would link every API group), a metadata-only client
+// (for Pods, whose specs the operator never reads) and a dynamic client
+// (for the ChaosPod CRD). They share one HTTP transport and one client-side
+// rate limiter, so [Options.QPS] and [Options.Burst] bound the whole
+// process, not each client. Building them does no I/O: a bad kubeconfig
+// fails here, an unreachable server fails on the first request.
 //
 // # Writers
 //

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
@@ -29,9 +28,9 @@ func TestAPIServerCheckFollowsTheServer(t *testing.T) {
 		_, _ = w.Write([]byte(`{"major":"1","minor":"37"}`))
 	}))
 	defer srv.Close()
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	clients, err := kube.NewClients(&rest.Config{Host: srv.URL}, kube.Options{})
 	require.NoError(t, err)
-	check, err := kube.NewAPIServerCheck(client)
+	check, err := kube.NewAPIServerCheck(clients.Kubernetes)
 	require.NoError(t, err)
 	assert.Equal(t, "apiserver", check.Name())
 

@@ -8,11 +8,11 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -24,7 +24,7 @@ func TestModule(t *testing.T) {
 
 	var (
 		labeler ports.ReplicaSetLabeler
-		k       kubernetes.Interface
+		k       kubeclient.Interface
 		m       metadata.Interface
 		d       dynamic.Interface
 	)

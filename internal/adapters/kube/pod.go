@@ -8,20 +8,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // PodWriter creates and deletes Pods through the API server.
 type PodWriter struct {
-	client kubernetes.Interface
+	client kubeclient.Interface
 }
 
 var _ ports.PodWriter = (*PodWriter)(nil)
 
 // NewPodWriter returns a writer using client.
-func NewPodWriter(client kubernetes.Interface) (*PodWriter, error) {
+func NewPodWriter(client kubeclient.Interface) (*PodWriter, error) {
 	if client == nil {
 		return nil, errors.New("pod writer: a kubernetes client is required")
 	}

@@ -8,8 +8,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -26,13 +26,13 @@ const (
 
 // ReplicaSetWriter writes ReplicaSets through the API server.
 type ReplicaSetWriter struct {
-	client kubernetes.Interface
+	client kubeclient.Interface
 }
 
 var _ ports.ReplicaSetLabeler = (*ReplicaSetWriter)(nil)
 
 // NewReplicaSetWriter returns a writer using client.
-func NewReplicaSetWriter(client kubernetes.Interface) (*ReplicaSetWriter, error) {
+func NewReplicaSetWriter(client kubeclient.Interface) (*ReplicaSetWriter, error) {
 	if client == nil {
 		return nil, errors.New("replicaset writer: a kubernetes client is required")
 	}

@@ -14,6 +14,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
+	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -45,7 +46,7 @@ func TestSetReplicaSetLabels(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: tt.existing, Annotations: map[string]string{"a": "b"}},
 				Spec:       appsv1.ReplicaSetSpec{MinReadySeconds: 7},
 			}
-			client := fake.NewClientset(rs)
+			client := kubeclienttest.Wrap(fake.NewClientset(rs))
 			w, err := kube.NewReplicaSetWriter(client)
 			require.NoError(t, err)
 
@@ -69,7 +70,7 @@ func TestSetReplicaSetLabelsSendsAMergePatchOfLabelsOnly(t *testing.T) {
 		patch = &p
 		return false, nil, nil
 	})
-	w, err := kube.NewReplicaSetWriter(client)
+	w, err := kube.NewReplicaSetWriter(kubeclienttest.Wrap(client))
 	require.NoError(t, err)
 
 	require.NoError(t, w.SetReplicaSetLabels(context.Background(), types.NamespacedName{Namespace: "apps", Name: "web"}, map[string]string{"hello": "world"}))
@@ -82,7 +83,7 @@ func TestSetReplicaSetLabelsSendsAMergePatchOfLabelsOnly(t *testing.T) {
 
 func TestSetReplicaSetLabelsOnMissingReplicaSet(t *testing.T) {
 	t.Parallel()
-	w, err := kube.NewReplicaSetWriter(fake.NewClientset())
+	w, err := kube.NewReplicaSetWriter(kubeclienttest.Wrap(fake.NewClientset()))
 	require.NoError(t, err)
 
 	err = w.SetReplicaSetLabels(context.Background(), types.NamespacedName{Namespace: "apps", Name: "gone"}, map[string]string{"hello": "world"})

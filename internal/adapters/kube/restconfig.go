@@ -9,9 +9,10 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
 
 // LoadRESTConfig finds the cluster the way kubebuilder operators do: the
@@ -51,12 +52,16 @@ func LoadRESTConfig(kubeconfig string) (*rest.Config, error) {
 func Preflight(ctx context.Context, cfg *rest.Config) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = 5 * time.Second
-	client, err := discovery.NewDiscoveryClientForConfig(cfg)
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return fmt.Errorf("api server %s: %w", cfg.Host, err)
+	}
+	client, err := kubeclient.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}
 	for {
-		_, err := client.ServerVersion()
+		err := client.RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 		if err == nil {
 			return nil
 		}

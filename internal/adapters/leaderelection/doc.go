@@ -1,6 +1,12 @@
 // Package leaderelection decides which replica runs the controllers, with a
-// coordination.k8s.io/v1 Lease and client-go's leader elector, and offers
-// the answer as ports.LeaderElector.
+// coordination.k8s.io/v1 Lease, and offers the answer as
+// ports.LeaderElector.
+//
+// The elector is client-go's tools/leaderelection algorithm (Lease lock,
+// ReleaseOnCancel) on kubeclient: client-go's own links the clientset and
+// with it every built-in API group. A standby takes over a Lease held by
+// another only once it has seen it unchanged for its duration, by its own
+// clock; the holder's clock is never trusted.
 //
 // # How it behaves
 //
@@ -10,8 +16,9 @@
 // is disabled, the default for a single replica).
 //
 // Stop — on SIGTERM, after the controllers have stopped — releases the
-// Lease (client-go's ReleaseOnCancel), so a standby takes over within one
-// retry period instead of waiting out the lease duration.
+// Lease (empty holder, one-second duration, as client-go's ReleaseOnCancel
+// does), so a standby takes over at its next retry instead of waiting out
+// the lease duration.
 //
 // Losing the Lease any other way (the API server unreachable for longer
 // than the renew deadline) cannot be undone safely: another replica may
@@ -23,8 +30,8 @@
 // # Observability
 //
 // leader_election_master_status{name="<lease>"} is 1 while leading, 0
-// otherwise, registered on the operator's own registry (client-go's
-// process-global leader-election metrics are not used). The elector is also
+// otherwise, registered on the operator's own registry rather than a
+// process-global one, as client-go's would be. The elector is also
 // a liveness check: a leader that has not renewed its Lease for 20 s past
 // its duration is wedged.
 package leaderelection

@@ -10,12 +10,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/clock"
 
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -27,6 +26,11 @@ const (
 	DefaultRenewDeadline = 10 * time.Second
 	DefaultRetryPeriod   = 2 * time.Second
 )
+
+// JitterFactor spreads the standbys' tries: each waits between RetryPeriod
+// and RetryPeriod × (1 + JitterFactor) before trying again, so that they do
+// not all hit the API server at once. It is client-go's.
+const JitterFactor = 1.2
 
 // minLeaseDuration guards against a subtle split brain: the Lease stores
 // its duration in whole seconds and standbys notice renewals only when the
@@ -93,29 +97,43 @@ func (o Options) validate() error {
 		return fmt.Errorf("leader election: lease duration (%s) must be at least %s", o.LeaseDuration, minLeaseDuration)
 	case o.LeaseDuration <= o.RenewDeadline:
 		return fmt.Errorf("leader election: lease duration (%s) must be longer than the renew deadline (%s)", o.LeaseDuration, o.RenewDeadline)
-	case o.RenewDeadline <= time.Duration(leaderelection.JitterFactor*float64(o.RetryPeriod)):
-		return fmt.Errorf("leader election: renew deadline (%s) must be longer than the retry period (%s) times the jitter factor %.1f", o.RenewDeadline, o.RetryPeriod, leaderelection.JitterFactor)
+	case o.RenewDeadline <= time.Duration(JitterFactor*float64(o.RetryPeriod)):
+		return fmt.Errorf("leader election: renew deadline (%s) must be longer than the retry period (%s) times the jitter factor %.1f", o.RenewDeadline, o.RetryPeriod, JitterFactor)
 	}
 	return nil
 }
 
 // Elector holds a coordination.k8s.io/v1 Lease while this replica leads.
 type Elector struct {
-	opts    Options
-	log     *zap.Logger
-	elector *leaderelection.LeaderElector // nil when disabled
-	status  prometheus.Gauge              // nil when disabled
+	opts   Options
+	log    *zap.Logger
+	leases kubeclient.LeaseInterface // nil when disabled
+	status prometheus.Gauge          // nil when disabled
+	clock  clock.PassiveClock
 
 	elected     chan struct{}
 	electedOnce sync.Once
 	lostOnce    sync.Once
 
+	// The Lease as this replica last read or wrote it, touched only by the
+	// campaign goroutine: its resourceVersion guards the next update.
+	lease *coordinationv1.Lease
+	// read is the record as last read (nil before the first read): the
+	// observation clock restarts only when it changes.
+	read *record
+
+	observedMu sync.RWMutex // guards what follows, read by Check too
+	// observed is the record as last read or written, and observedTime
+	// when, by this replica's clock: another holder's clock is never
+	// trusted, its lease runs out LeaseDuration after we saw it change.
+	observed     record
+	observedTime time.Time
+
 	mu       sync.Mutex // guards what follows
 	leading  bool
 	stopping bool
-	returned bool // the elector has returned; it never leads again
 	cancel   context.CancelFunc
-	done     chan struct{} // closed when the elector has returned (and released)
+	done     chan struct{} // closed when the campaign has returned (and released)
 }
 
 var (
@@ -126,11 +144,11 @@ var (
 // New returns an elector for opts. With leader election disabled it is
 // elected from the start and touches nothing. It registers
 // leader_election_master_status{name} on reg (when enabled) and does no I/O.
-func New(client kubernetes.Interface, reg prometheus.Registerer, opts Options, log *zap.Logger) (*Elector, error) {
+func New(client kubeclient.Interface, reg prometheus.Registerer, opts Options, log *zap.Logger) (*Elector, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	e := &Elector{log: log, elected: make(chan struct{})}
+	e := &Elector{log: log, elected: make(chan struct{}), clock: clock.RealClock{}}
 	if !opts.Enabled {
 		e.opts = opts
 		close(e.elected)
@@ -152,8 +170,7 @@ func New(client kubernetes.Interface, reg prometheus.Registerer, opts Options, l
 	e.opts = opts
 	e.log = log.With(zap.String("lease", opts.Namespace+"/"+opts.ID), zap.String("identity", opts.Identity))
 
-	// Our own gauge, not client-go's leaderelection metrics provider, which
-	// is process-global; same name and label as controller-runtime's.
+	// Same name and label as controller-runtime's, on our own registry.
 	vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "leader_election_master_status",
 		Help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
@@ -163,31 +180,7 @@ func New(client kubernetes.Interface, reg prometheus.Registerer, opts Options, l
 	}
 	e.status = vec.WithLabelValues(opts.ID)
 	e.status.Set(0)
-
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: opts.Namespace, Name: opts.ID},
-		Client:     client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: opts.Identity},
-	}
-	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:          lock,
-		Name:          opts.ID,
-		LeaseDuration: opts.LeaseDuration,
-		RenewDeadline: opts.RenewDeadline,
-		RetryPeriod:   opts.RetryPeriod,
-		// Stop must hand the Lease over at once, not make the next leader
-		// wait for it to expire. Safe because Stop runs after the
-		// controllers have stopped (fx stops in reverse start order).
-		ReleaseOnCancel: true,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: e.startedLeading,
-			OnStoppedLeading: e.stoppedLeading,
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("leader election: %w", err)
-	}
-	e.elector = le
+	e.leases = client.CoordinationV1().Leases(opts.Namespace)
 	return e, nil
 }
 
@@ -197,7 +190,7 @@ func (e *Elector) Elected() <-chan struct{} { return e.elected }
 // IsLeader reports whether this replica holds the Lease right now (always
 // true when disabled).
 func (e *Elector) IsLeader() bool {
-	if e.elector == nil {
+	if e.leases == nil {
 		return true
 	}
 	e.mu.Lock()
@@ -215,15 +208,15 @@ func (e *Elector) Name() string { return "leader-election" }
 // replica leads but has not renewed its Lease for well past its duration,
 // which means it is wedged (a standby is always healthy).
 func (e *Elector) Check(context.Context) error {
-	if e.elector == nil {
+	if e.leases == nil {
 		return nil
 	}
-	return e.elector.Check(healthTolerance)
+	return e.check(healthTolerance)
 }
 
 // Start campaigns for the Lease in the background.
 func (e *Elector) Start(context.Context) error {
-	if e.elector == nil {
+	if e.leases == nil {
 		return nil
 	}
 	e.mu.Lock()
@@ -234,11 +227,11 @@ func (e *Elector) Start(context.Context) error {
 	// Not the start context: campaigning goes on until Stop.
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan struct{})
+	e.log.Info("campaigning for leadership") // before the campaign logs anything
 	go func(done chan struct{}) {
 		defer close(done)
-		e.elector.Run(ctx)
+		e.campaign(ctx)
 	}(e.done)
-	e.log.Info("campaigning for leadership")
 	return nil
 }
 
@@ -262,14 +255,10 @@ func (e *Elector) Stop(ctx context.Context) error {
 	}
 }
 
-func (e *Elector) startedLeading(context.Context) {
+// startedLeading runs on the campaign goroutine once the Lease is
+// acquired, before the first renewal, so it always precedes stoppedLeading.
+func (e *Elector) startedLeading() {
 	e.mu.Lock()
-	if e.returned {
-		// client-go calls this in its own goroutine, which may run after
-		// the elector has already returned; leadership is over by then.
-		e.mu.Unlock()
-		return
-	}
 	e.leading = true
 	e.mu.Unlock()
 	e.status.Set(1)
@@ -277,14 +266,14 @@ func (e *Elector) startedLeading(context.Context) {
 	e.electedOnce.Do(func() { close(e.elected) })
 }
 
-// stoppedLeading is called whenever the elector returns: on Stop (leading
-// or not), or when it could not renew the Lease. The elector returns only
+// stoppedLeading is called whenever the campaign returns: on Stop (leading
+// or not), or when it could not renew the Lease. The campaign returns only
 // for those two reasons, so returning while not stopping means leadership
 // was acquired and lost.
 func (e *Elector) stoppedLeading() {
 	e.mu.Lock()
 	wasLeading, stopping := e.leading, e.stopping
-	e.leading, e.returned = false, true
+	e.leading = false
 	e.mu.Unlock()
 	e.status.Set(0)
 	switch {

@@ -17,11 +17,12 @@ import (
 	"go.uber.org/zap/zaptest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -92,7 +93,7 @@ func TestOptionsValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := leaderelection.New(fake.NewClientset(), prometheus.NewRegistry(), tt.opts, nil)
+			_, err := leaderelection.New(kubeclienttest.Wrap(fake.NewClientset()), prometheus.NewRegistry(), tt.opts, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -101,13 +102,13 @@ func TestOptionsValidation(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	t.Parallel()
-	e, err := leaderelection.New(fake.NewClientset(), prometheus.NewRegistry(), leaderelection.Options{Enabled: true, Namespace: "ns"}, nil)
+	e, err := leaderelection.New(kubeclienttest.Wrap(fake.NewClientset()), prometheus.NewRegistry(), leaderelection.Options{Enabled: true, Namespace: "ns"}, nil)
 	require.NoError(t, err)
 	host, id, ok := strings.Cut(e.Identity(), "_")
 	assert.True(t, ok, "identity is host_uuid: %q", e.Identity())
 	assert.NotEmpty(t, host)
 	assert.Len(t, id, 36)
-	other, err := leaderelection.New(fake.NewClientset(), prometheus.NewRegistry(), leaderelection.Options{Enabled: true, Namespace: "ns"}, nil)
+	other, err := leaderelection.New(kubeclienttest.Wrap(fake.NewClientset()), prometheus.NewRegistry(), leaderelection.Options{Enabled: true, Namespace: "ns"}, nil)
 	require.NoError(t, err)
 	assert.NotEqual(t, e.Identity(), other.Identity())
 	assert.False(t, isClosed(e.Elected()))
@@ -117,7 +118,7 @@ func TestLeadsAndReleases(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
 	reg := prometheus.NewRegistry()
-	e, err := leaderelection.New(cs, reg, fast(leaderelection.Options{ID: "lead", Identity: "me"}), zaptest.NewLogger(t))
+	e, err := leaderelection.New(kubeclienttest.Wrap(cs), reg, fast(leaderelection.Options{ID: "lead", Identity: "me"}), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, status(t, reg, "lead"))
 	require.NoError(t, e.Start(context.Background()))
@@ -169,7 +170,7 @@ func TestLosingTheLeaseCallsOnLost(t *testing.T) {
 	broken := failingUpdates(cs)
 	reg := prometheus.NewRegistry()
 	var lost atomic.Int32
-	e, err := leaderelection.New(cs, reg, fast(leaderelection.Options{ID: "lose", OnLost: func() { lost.Add(1) }}), zaptest.NewLogger(t))
+	e, err := leaderelection.New(kubeclienttest.Wrap(cs), reg, fast(leaderelection.Options{ID: "lose", OnLost: func() { lost.Add(1) }}), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	require.NoError(t, e.Start(context.Background()))
 	t.Cleanup(func() { _ = e.Stop(context.Background()) })
@@ -188,9 +189,9 @@ func TestLosingTheLeaseCallsOnLost(t *testing.T) {
 func TestStandbyWaits(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
-	a, err := leaderelection.New(cs, prometheus.NewRegistry(), fast(leaderelection.Options{ID: "shared", Identity: "a"}), zaptest.NewLogger(t))
+	a, err := leaderelection.New(kubeclienttest.Wrap(cs), prometheus.NewRegistry(), fast(leaderelection.Options{ID: "shared", Identity: "a"}), zaptest.NewLogger(t))
 	require.NoError(t, err)
-	b, err := leaderelection.New(cs, prometheus.NewRegistry(), fast(leaderelection.Options{ID: "shared", Identity: "b"}), zaptest.NewLogger(t))
+	b, err := leaderelection.New(kubeclienttest.Wrap(cs), prometheus.NewRegistry(), fast(leaderelection.Options{ID: "shared", Identity: "b"}), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	require.NoError(t, a.Start(context.Background()))
 	<-a.Elected()
@@ -213,7 +214,7 @@ func TestModuleShutsDownOnLoss(t *testing.T) {
 		leaderelection.Module,
 		fx.Supply(
 			fast(leaderelection.Options{ID: "module"}),
-			fx.Annotate(cs, fx.As(new(kubernetes.Interface))),
+			fx.Annotate(kubeclienttest.Wrap(cs), fx.As(new(kubeclient.Interface))),
 			fx.Annotate(prometheus.NewRegistry(), fx.As(new(prometheus.Registerer))),
 			zap.NewNop(),
 		),

@@ -13,7 +13,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
 
 // How long review answers are reused, and how many are kept. A denial is
@@ -34,7 +35,7 @@ const (
 // SubjectAccessReview (a non-resource URL, so an RBAC rule like
 // `nonResourceURLs: ["/metrics"], verbs: ["get"]` grants a scrape).
 type authFilter struct {
-	client kubernetes.Interface
+	client kubeclient.Interface
 	log    *zap.Logger
 	authn  *ttlCache[authnResult]
 	authz  *ttlCache[bool]
@@ -47,7 +48,7 @@ type authnResult struct {
 	user authenticationv1.UserInfo
 }
 
-func newAuthFilter(client kubernetes.Interface, log *zap.Logger, now func() time.Time) *authFilter {
+func newAuthFilter(client kubeclient.Interface, log *zap.Logger, now func() time.Time) *authFilter {
 	return &authFilter{
 		client:    client,
 		log:       log,

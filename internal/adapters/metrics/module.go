@@ -6,13 +6,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
 
 // Module provides the registry and serves it.
 //
 // It consumes an [Options], a *zap.Logger and, in secure mode, a
-// kubernetes.Interface. It provides:
+// kubeclient.Interface. It provides:
 //   - *prometheus.Registry, also as prometheus.Registerer and
 //     prometheus.Gatherer, with the Go and process collectors;
 //   - *RESTClientMetrics (rest_client_requests_total), counting from its
@@ -41,7 +42,7 @@ type serverParams struct {
 	Lifecycle fx.Lifecycle
 	Options   Options
 	Gatherer  prometheus.Gatherer
-	Client    kubernetes.Interface `optional:"true"`
+	Client    kubeclient.Interface `optional:"true"`
 	Logger    *zap.Logger
 }
 

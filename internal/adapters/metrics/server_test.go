@@ -21,6 +21,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
+	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 // startServer starts s and stops it when the test ends.
@@ -166,7 +167,7 @@ func tlsClient(http2 bool) *http.Client {
 func TestServerSecureAuthenticatesAndAuthorizes(t *testing.T) {
 	t.Parallel()
 	cs, reviews, sars := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, zaptest.NewLogger(t))
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	url := "https://" + startServer(t, s) + "/metrics"
 	client := tlsClient(false)
@@ -207,7 +208,7 @@ func TestServerSecureAuthenticatesAndAuthorizes(t *testing.T) {
 func TestServerSecureVerbIsLowerCaseMethod(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
 	require.NoError(t, err)
 	url := "https://" + startServer(t, s) + "/metrics"
 	req, err := http.NewRequest(http.MethodPost, url, nil)
@@ -226,7 +227,7 @@ func TestServerSecureAPIErrorIsInternalError(t *testing.T) {
 	cs.PrependReactor("create", "tokenreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, io.ErrUnexpectedEOF
 	})
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, zaptest.NewLogger(t))
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	code, _, _ := get(t, tlsClient(false), "https://"+startServer(t, s)+"/metrics", "good-scraper")
 	assert.Equal(t, http.StatusInternalServerError, code)
@@ -246,7 +247,7 @@ func TestServerSecureProtocols(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cs, _, _ := reviewingClientset()
-			s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, EnableHTTP2: tt.enableHTTP2}, registryWithCounter(t), cs, nil)
+			s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, EnableHTTP2: tt.enableHTTP2}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
 			require.NoError(t, err)
 			code, _, proto := get(t, tlsClient(true), "https://"+startServer(t, s)+"/metrics", "good-scraper")
 			assert.Equal(t, http.StatusOK, code)
@@ -258,7 +259,7 @@ func TestServerSecureProtocols(t *testing.T) {
 func TestServerSecureRefusesOldTLS(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
 	require.NoError(t, err)
 	addr := startServer(t, s)
 	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}) //nolint:gosec // testing the refusal
@@ -271,7 +272,7 @@ func TestServerSecureRefusesOldTLS(t *testing.T) {
 func TestServerSecureSelfSignedCertificate(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
 	require.NoError(t, err)
 	conn, err := tls.Dial("tcp", startServer(t, s), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed
 	require.NoError(t, err)
@@ -295,7 +296,7 @@ func TestServerStopWaitsForGrace(t *testing.T) {
 func TestServerSecureCertDir(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, CertDir: t.TempDir()}, registryWithCounter(t), cs, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, CertDir: t.TempDir()}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
 	require.NoError(t, err)
 	err = s.Start(context.Background())
 	require.Error(t, err, "an empty certificate folder must fail the start")

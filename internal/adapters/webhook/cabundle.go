@@ -13,8 +13,8 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -38,7 +38,7 @@ var errStaleBundle = errors.New("target trusts a newer CA than the bundle to wri
 
 // MutatingWebhookConfigurationTarget writes the bundle into every webhook
 // of the named MutatingWebhookConfiguration.
-func MutatingWebhookConfigurationTarget(client kubernetes.Interface, name string) CABundleTarget {
+func MutatingWebhookConfigurationTarget(client kubeclient.Interface, name string) CABundleTarget {
 	api := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	return &configTarget{
 		kind: "MutatingWebhookConfiguration",
@@ -64,7 +64,7 @@ func MutatingWebhookConfigurationTarget(client kubernetes.Interface, name string
 
 // ValidatingWebhookConfigurationTarget writes the bundle into every webhook
 // of the named ValidatingWebhookConfiguration.
-func ValidatingWebhookConfigurationTarget(client kubernetes.Interface, name string) CABundleTarget {
+func ValidatingWebhookConfigurationTarget(client kubeclient.Interface, name string) CABundleTarget {
 	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	return &configTarget{
 		kind: "ValidatingWebhookConfiguration",

@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -15,7 +15,7 @@ import (
 //
 // It consumes Options, *zap.Logger, prometheus.Registerer, the domain's
 // ports.PodMutator and ports.PodValidator and, in self mode only, a
-// kubernetes.Interface. It provides:
+// kubeclient.Interface. It provides:
 //   - ports.CertSource: files (external mode) or self-issued certificates,
 //     started before the server and stopped after it;
 //   - the Pod hooks into the value group "webhooks" (more hook tables, like
@@ -40,7 +40,7 @@ type certSourceParams struct {
 	Lifecycle fx.Lifecycle
 	Options   Options
 	Logger    *zap.Logger
-	Client    kubernetes.Interface `optional:"true"`
+	Client    kubeclient.Interface `optional:"true"`
 	Targets   []CABundleTarget     `group:"webhook-ca-targets"`
 }
 

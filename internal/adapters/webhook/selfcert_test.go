@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 const operatorNS = "hexagonal-operator-system"
@@ -96,7 +97,7 @@ func bundles(t testing.TB, cs kubernetes.Interface, opts ...webhook.SelfCertOpti
 
 func startSelf(t testing.TB, cs kubernetes.Interface, opts webhook.SelfCertOptions, c *clock) *webhook.SelfCertSource {
 	t.Helper()
-	src, err := webhook.NewSelfCertSource(opts, cs, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	src, err := webhook.NewSelfCertSource(opts, kubeclienttest.Wrap(cs), zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	require.NoError(t, err)
 	if c != nil {
 		src.SetClock(c.Now)
@@ -315,7 +316,7 @@ func TestStaleReplicaDoesNotUndoACARotation(t *testing.T) {
 	rotated := src.CABundle()
 	require.Len(t, parseBundle(t, rotated), 2)
 
-	target := webhook.MutatingWebhookConfigurationTarget(cs, webhook.DefaultMutatingWebhookConfiguration)
+	target := webhook.MutatingWebhookConfigurationTarget(kubeclienttest.Wrap(cs), webhook.DefaultMutatingWebhookConfiguration)
 	err := target.InjectCABundle(context.Background(), oldBundle)
 	require.ErrorContains(t, err, "newer CA")
 	for _, b := range bundles(t, cs) {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
+	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
@@ -207,7 +208,7 @@ func TestSelfModeThroughTheAPIServer(t *testing.T) {
 	replicas := make([]*webhook.SelfCertSource, 3)
 	var wg sync.WaitGroup
 	for i := range replicas {
-		src, err := webhook.NewSelfCertSource(opts, cs, zaptest.NewLogger(t).Named("replica"))
+		src, err := webhook.NewSelfCertSource(opts, kubeclienttest.Wrap(cs), zaptest.NewLogger(t).Named("replica"))
 		require.NoError(t, err)
 		replicas[i] = src
 		wg.Go(func() { assert.NoError(t, src.Start(ctx)) })
