@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
@@ -65,6 +66,7 @@ type Cache struct {
 	meta      metadata.Interface
 	namespace string
 	strip     bool
+	interner  *interner
 
 	mu        sync.Mutex
 	state     state
@@ -99,6 +101,7 @@ func New(client kubeclient.Interface, meta metadata.Interface, reg prometheus.Re
 		meta:      meta,
 		namespace: opts.Namespace,
 		strip:     !opts.KeepManagedFields,
+		interner:  newInterner(),
 		started:   make(chan struct{}),
 		informers: map[string]toolscache.SharedIndexInformer{},
 	}
@@ -244,10 +247,8 @@ func (c *Cache) informer(key string, build func() toolscache.SharedIndexInformer
 		return inf, nil
 	}
 	inf := build()
-	if c.strip {
-		if err := inf.SetTransform(stripManagedFields); err != nil {
-			return nil, fmt.Errorf("set %s transform: %w", key, err)
-		}
+	if err := inf.SetTransform(c.transform); err != nil {
+		return nil, fmt.Errorf("set %s transform: %w", key, err)
 	}
 	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(key)); err != nil {
 		return nil, fmt.Errorf("set %s watch error handler: %w", key, err)
@@ -345,11 +346,20 @@ func (c *Cache) watchErrorHandler(kind string) toolscache.WatchErrorHandlerWithC
 	}
 }
 
-// stripManagedFields is the informers' transform. It mutates in place,
-// which client-go allows since 1.27, and is idempotent.
-func stripManagedFields(obj any) (any, error) {
-	if o, ok := obj.(metav1.Object); ok && o.GetManagedFields() != nil {
+// transform is the informers' transform: it strips managedFields (unless
+// Options.KeepManagedFields) and shares equal metadata between objects
+// (see interner). It mutates in place, which client-go allows since 1.27,
+// and is idempotent.
+func (c *Cache) transform(obj any) (any, error) {
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return obj, nil
+	}
+	if c.strip && o.GetManagedFields() != nil {
 		o.SetManagedFields(nil)
+	}
+	if _, unstructured := obj.(*unstructured.Unstructured); !unstructured {
+		c.interner.intern(o)
 	}
 	return obj, nil
 }

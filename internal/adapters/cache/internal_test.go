@@ -2,7 +2,9 @@ package cache
 
 import (
 	"reflect"
+	"strconv"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -113,24 +115,89 @@ func TestControllerOwnerKeyMatchesTheIndex(t *testing.T) {
 	assert.Equal(t, []string{ControllerOwnerKey(schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, types.NamespacedName{Namespace: "apps", Name: "web"})}, got)
 }
 
-func TestStripManagedFields(t *testing.T) {
+func TestTransformStripsManagedFields(t *testing.T) {
 	t.Parallel()
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"a": "b"},
-		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+	for _, keep := range []bool{false, true} {
+		c := &Cache{strip: !keep, interner: newInterner()}
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"a": "b"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
 
-	out, err := stripManagedFields(rs)
-	require.NoError(t, err)
-	assert.Nil(t, out.(*appsv1.ReplicaSet).ManagedFields)
-	assert.Equal(t, map[string]string{"a": "b"}, out.(*appsv1.ReplicaSet).Labels)
+		out, err := c.transform(rs)
+		require.NoError(t, err)
+		if keep {
+			assert.Len(t, out.(*appsv1.ReplicaSet).ManagedFields, 1)
+		} else {
+			assert.Nil(t, out.(*appsv1.ReplicaSet).ManagedFields)
+		}
+		assert.Equal(t, map[string]string{"a": "b"}, out.(*appsv1.ReplicaSet).Labels)
 
-	again, err := stripManagedFields(out)
-	require.NoError(t, err)
-	assert.Same(t, rs, again, "idempotent, in place")
+		again, err := c.transform(out)
+		require.NoError(t, err)
+		assert.Same(t, rs, again, "idempotent, in place")
+	}
 
-	tombstone := toolscache.DeletedFinalStateUnknown{Key: "k", Obj: rs}
-	passed, err := stripManagedFields(tombstone)
+	c := &Cache{strip: true, interner: newInterner()}
+	tombstone := toolscache.DeletedFinalStateUnknown{Key: "k", Obj: &appsv1.ReplicaSet{}}
+	passed, err := c.transform(tombstone)
 	require.NoError(t, err)
 	assert.Equal(t, tombstone, passed)
+}
+
+func TestTransformSharesEqualMetadata(t *testing.T) {
+	t.Parallel()
+	c := &Cache{strip: true, interner: newInterner()}
+	pod := func(name, owner string, labels map[string]string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+			Namespace:   string([]byte("apps")), // a distinct copy, as a decoder makes
+			Name:        name,
+			Labels:      labels,
+			Annotations: map[string]string{"example-mutating-admission-webhook": "foo"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: owner,
+				UID: types.UID("uid-" + owner), Controller: ptr.To(true)}},
+		}}
+	}
+	a := pod("web-1", "web", map[string]string{"app": "web", "tier": "front"})
+	b := pod("web-2", "web", map[string]string{"tier": "front", "app": "web"})
+	other := pod("db-1", "db", map[string]string{"app": "db"})
+	for _, p := range []*metav1.PartialObjectMetadata{a, b, other} {
+		_, err := c.transform(p)
+		require.NoError(t, err)
+	}
+
+	same := func(x, y any) bool { return reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer() }
+	assert.True(t, same(a.Labels, b.Labels), "equal labels are one map")
+	assert.True(t, same(a.Annotations, other.Annotations), "equal annotations are one map")
+	assert.True(t, same(a.OwnerReferences, b.OwnerReferences), "equal owner references are one slice")
+	assert.Equal(t, unsafe.StringData(a.Namespace), unsafe.StringData(other.Namespace), "one namespace string")
+
+	assert.False(t, same(a.Labels, other.Labels))
+	assert.False(t, same(a.OwnerReferences, other.OwnerReferences))
+	assert.Equal(t, map[string]string{"app": "db"}, other.Labels)
+	assert.Equal(t, "db", other.OwnerReferences[0].Name)
+	assert.Equal(t, map[string]string{"app": "web", "tier": "front"}, b.Labels, "values unchanged")
+
+	// Owner references that differ only in controller are not merged.
+	notController := pod("web-3", "web", nil)
+	notController.OwnerReferences[0].Controller = ptr.To(false)
+	_, err := c.transform(notController)
+	require.NoError(t, err)
+	assert.False(t, same(a.OwnerReferences, notController.OwnerReferences))
+	assert.Nil(t, notController.Labels)
+}
+
+func TestInternerStartsAfreshWhenFull(t *testing.T) {
+	t.Parallel()
+	in := newInterner()
+	first := map[string]string{"app": "web"}
+	in.intern(&metav1.ObjectMeta{Labels: first})
+	for i := range maxInterned {
+		in.intern(&metav1.ObjectMeta{Labels: map[string]string{"n": strconv.Itoa(i)}})
+	}
+	again := &metav1.ObjectMeta{Labels: map[string]string{"app": "web"}}
+	in.intern(again)
+	assert.LessOrEqual(t, in.entries, maxInterned)
+	assert.NotEqual(t, reflect.ValueOf(first).UnsafePointer(), reflect.ValueOf(again.Labels).UnsafePointer(),
+		"the tables were dropped, so the first map is no longer handed out")
 }
 
 // A resource reads the same on a fake as on a server: each kind with a
