@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/gentype"
 	"k8s.io/client-go/rest"
 )
 
@@ -88,15 +87,14 @@ type list[E any] interface {
 
 // namespaced builds the client of one kind, in namespace (empty for every
 // namespace, or for a cluster-scoped kind).
-func namespaced[T object[E], L list[LE], E, LE any](c *Clientset, gv schema.GroupVersion, resource, namespace string) *gentype.ClientWithList[T, L] {
-	return gentype.NewClientWithList[T, L](resource, c.rest[gv], ParameterCodec, namespace,
-		func() T { return new(E) }, func() L { return new(LE) }, gentype.PrefersProtobuf[T]())
+func namespaced[T object[E], L list[LE], E, LE any](c *Clientset, gv schema.GroupVersion, resource, namespace string) Resource[T, L] {
+	return NewResourceClient(c.rest[gv], resource, namespace, func() T { return new(E) }, func() L { return new(LE) })
 }
 
 // createOnly builds the client of a cluster-scoped kind that is only
 // created, such as a review.
-func createOnly[T object[E], E any](c *Clientset, gv schema.GroupVersion, resource string) *gentype.Client[T] {
-	return gentype.NewClient[T](resource, c.rest[gv], ParameterCodec, "", func() T { return new(E) }, gentype.PrefersProtobuf[T]())
+func createOnly[T object[E], E any](c *Clientset, gv schema.GroupVersion, resource string) Creator[T] {
+	return NewResourceClient(c.rest[gv], resource, "", func() T { return new(E) }, func() runtime.Object { return nil })
 }
 
 // CoreV1 implements Interface.

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/gentype"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -168,7 +167,7 @@ var clusterScoped = map[schema.GroupKind]bool{
 }
 
 // restListWatch lists and watches gvr as T through the REST client of its
-// group version, as the typed clients do (gentype, protobuf preferred).
+// group version, as the typed clients do (protobuf preferred).
 // T must be the kind of gvr in kubeclient.Scheme, which names the list
 // type to decode into ("<Kind>List"). Which resource serves a kind is
 // guessed from its name, as the API server names its built-in resources;
@@ -203,8 +202,7 @@ func restListWatch[T Object](clients restClients, gvr schema.GroupVersionResourc
 	if clusterScoped[gvk.GroupKind()] {
 		namespace = ""
 	}
-	client := gentype.NewClientWithList[T, runtime.Object](gvr.Resource, rc, kubeclient.ParameterCodec, namespace,
-		newObject[T], newList, gentype.PrefersProtobuf[T]())
+	client := kubeclient.NewResourceClient[T, runtime.Object](rc, gvr.Resource, namespace, newObject[T], newList)
 	return gvk.Kind, listWatch[runtime.Object](client), nil
 }
 
