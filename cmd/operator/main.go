@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"go.uber.org/dig"
 	"go.uber.org/fx"
@@ -15,8 +16,30 @@ import (
 	"github.com/hexagonal-operator/operator/internal/version"
 )
 
+// defaultGCPercent is the garbage collector's target unless GOGC is set.
+// The operator's heap is mostly its informer cache: long-lived objects
+// that Go's default of 100 would leave room to double in garbage before
+// each collection, so resident memory would run at about twice the cache.
+// At 50 it runs at about one and a half times (make bench, workload
+// memory: 43 → 38 MiB), for collections twice as often over a heap that
+// is mostly live. Prometheus makes the same choice for the same reason
+// (75). GOGC=100 restores Go's default.
+const defaultGCPercent = 50
+
 func main() {
+	if gcPercent, ok := gcTarget(os.Getenv); ok {
+		debug.SetGCPercent(gcPercent)
+	}
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// gcTarget is the GC percent to set, when the environment leaves it to the
+// operator (no GOGC).
+func gcTarget(getenv func(string) string) (int, bool) {
+	if getenv("GOGC") != "" {
+		return 0, false // the runtime has read it already
+	}
+	return defaultGCPercent, true
 }
 
 // run is main without the process: it returns the exit code so tests can
