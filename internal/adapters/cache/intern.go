@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -48,12 +49,22 @@ func (in *interner) reset() {
 }
 
 // intern replaces obj's metadata by equal values shared with other
-// objects. Unstructured objects are left alone: their accessors copy.
+// objects; for a ReplicaSet, its selector's and Pod template's labels too,
+// which are those of its Pods. Unstructured objects are left alone: their
+// accessors copy.
 func (in *interner) intern(obj metav1.Object) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.entries >= maxInterned {
 		in.reset()
+	}
+	if rs, ok := obj.(*appsv1.ReplicaSet); ok {
+		if sel := rs.Spec.Selector; sel != nil && len(sel.MatchLabels) > 0 {
+			sel.MatchLabels = in.dict(sel.MatchLabels)
+		}
+		if t := &rs.Spec.Template; len(t.Labels) > 0 {
+			t.Labels = in.dict(t.Labels)
+		}
 	}
 	obj.SetNamespace(in.str(obj.GetNamespace()))
 	if l := obj.GetLabels(); len(l) > 0 {

@@ -185,6 +185,24 @@ func TestTransformSharesEqualMetadata(t *testing.T) {
 	assert.Nil(t, notController.Labels)
 }
 
+func TestTransformSharesAReplicaSetsPodLabelsWithItsPods(t *testing.T) {
+	t.Parallel()
+	c := &Cache{strip: true, interner: newInterner()}
+	labels := func() map[string]string { return map[string]string{"app": "web"} }
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web"},
+		Spec: appsv1.ReplicaSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels()}}}
+	rs.Spec.Template.Labels = labels()
+	pod := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web-1", Labels: labels()}}
+	for _, obj := range []any{rs, pod} {
+		_, err := c.transform(obj)
+		require.NoError(t, err)
+	}
+	ptr := func(m map[string]string) unsafe.Pointer { return reflect.ValueOf(m).UnsafePointer() }
+	assert.Equal(t, ptr(rs.Spec.Selector.MatchLabels), ptr(rs.Spec.Template.Labels))
+	assert.Equal(t, ptr(rs.Spec.Template.Labels), ptr(pod.Labels))
+	assert.Equal(t, labels(), pod.Labels)
+}
+
 func TestInternerStartsAfreshWhenFull(t *testing.T) {
 	t.Parallel()
 	in := newInterner()

@@ -70,7 +70,11 @@ func (rn *run) drain(e *entry) {
 // write writes ev: a patch of its series when the Event exists, else a
 // create; transient failures are retried with a doubling, jittered pause.
 func (rn *run) write(ev *eventsv1.Event, exists bool) outcome {
-	log := rn.r.log.With(zap.String("reason", ev.Reason), zap.String("name", ev.Name), zap.String("namespace", ev.Namespace))
+	// The Event's fields only for a line that is written: most writes log
+	// nothing, and With copies the logger's core.
+	log := func() *zap.Logger {
+		return rn.r.log.With(zap.String("reason", ev.Reason), zap.String("name", ev.Name), zap.String("namespace", ev.Namespace))
+	}
 	pause := rn.r.retryAfter
 	for try := 1; ; try++ {
 		retry, err := rn.writeOnce(ev, exists)
@@ -78,21 +82,21 @@ func (rn *run) write(ev *eventsv1.Event, exists bool) outcome {
 		case err == nil:
 			return written
 		case rn.ctx.Err() != nil:
-			log.Debug("event abandoned, recorder stopped", zap.Error(err))
+			log().Debug("event abandoned, recorder stopped", zap.Error(err))
 			return gaveUp
 		case !retry && apierrors.IsAlreadyExists(err):
 			// Most likely a retried create whose first try got through
 			// unanswered: the Event is there, and its series can patch it.
-			log.Debug("event dropped, already exists", zap.Error(err))
+			log().Debug("event dropped, already exists", zap.Error(err))
 			return gaveUp
 		case !retry:
-			log.Warn("event rejected", zap.Error(err))
+			log().Warn("event rejected", zap.Error(err))
 			return rejected
 		case try >= writeTries:
-			log.Warn("event dropped, write kept failing", zap.Int("tries", try), zap.Error(err))
+			log().Warn("event dropped, write kept failing", zap.Int("tries", try), zap.Error(err))
 			return gaveUp
 		}
-		log.Debug("event write failed, retrying", zap.Int("try", try), zap.Error(err))
+		log().Debug("event write failed, retrying", zap.Int("try", try), zap.Error(err))
 		t := time.NewTimer(pause + rand.N(pause/4+1))
 		select {
 		case <-t.C:

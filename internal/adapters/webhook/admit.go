@@ -75,19 +75,6 @@ func (m *mutating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionReque
 	if err != nil {
 		return errored(http.StatusBadRequest, err)
 	}
-	// Most rules change labels or annotations only. A copy of the object
-	// before the rule runs (a generated deep copy, far cheaper than an
-	// encoding) lets such a change become its patch directly; anything
-	// else is diffed below. The copy also keeps the patch right if a rule
-	// broke its contract and changed the request's object in place.
-	before := snapshot(typed.Object)
-	var original []byte
-	if before == typed.Object && before != nil {
-		// No generated copy: the encoding is the snapshot.
-		if original, err = json.Marshal(before); err != nil {
-			return errored(http.StatusInternalServerError, fmt.Errorf("encode %s: %w", m.res.Kind.Kind, err))
-		}
-	}
 	out, err := m.mutate(ctx, typed)
 	if err != nil {
 		return errored(http.StatusInternalServerError, err)
@@ -99,6 +86,21 @@ func (m *mutating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionReque
 	if out.Object == nil || typed.Object == nil {
 		return resp
 	}
+	// The port promises a modified copy, so the request's object is still
+	// the object as received: no copy of it is made before the rule runs
+	// (a Pod's deep copy was a fifth of a request's garbage). A rule that
+	// returns the request's own object changed it in place; the request is
+	// decoded again for the original.
+	before := typed.Object
+	if out.Object == typed.Object {
+		again, err := decodeRequest[T](m.res, req)
+		if err != nil {
+			return errored(http.StatusBadRequest, err)
+		}
+		before = again.Object
+	}
+	// Most rules change labels or annotations only: such a change becomes
+	// its patch directly, anything else is diffed below.
 	if ops, ok := metadataPatch(before, out.Object); ok {
 		return withPatch(resp, ops)
 	}
@@ -106,10 +108,9 @@ func (m *mutating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionReque
 	// from the raw request: fields this build does not know and spellings
 	// the Go type normalises (quantities, empty maps) would otherwise show
 	// up as spurious "remove" and "replace" operations.
-	if original == nil {
-		if original, err = json.Marshal(before); err != nil {
-			return errored(http.StatusInternalServerError, fmt.Errorf("encode %s: %w", m.res.Kind.Kind, err))
-		}
+	original, err := json.Marshal(before)
+	if err != nil {
+		return errored(http.StatusInternalServerError, fmt.Errorf("encode %s: %w", m.res.Kind.Kind, err))
 	}
 	mutated, err := json.Marshal(out.Object)
 	if err != nil {

@@ -7,28 +7,13 @@ import (
 
 	"gomodules.xyz/jsonpatch/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
-
-// snapshot deep-copies obj with its generated DeepCopyObject when it has
-// one; otherwise it returns obj itself, and metadataPatch then declines.
-func snapshot[T any](obj *T) *T {
-	if obj == nil {
-		return nil
-	}
-	if c, ok := any(obj).(runtime.Object); ok {
-		if cp, ok := c.DeepCopyObject().(any).(*T); ok {
-			return cp
-		}
-	}
-	return obj
-}
 
 // metadataPatch builds the JSON patch from before to after when the two
 // differ in metadata.labels and metadata.annotations only, without encoding
-// either. ok is false when it cannot tell (the object has no generated
-// copy, or no metadata it can be sure the request carries), or when
-// anything else changed: the caller then diffs the encodings.
+// either. ok is false when it cannot tell (no metadata it can be sure the
+// request carries), or when anything else changed: the caller then diffs
+// the encodings. after is changed while it compares, and restored.
 func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool) {
 	b, okB := any(before).(metav1.Object)
 	a, okA := any(after).(metav1.Object)
@@ -51,13 +36,15 @@ func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool)
 	if len(labelOps)+len(annotationOps) == 0 {
 		return nil, false // nothing in metadata: maybe elsewhere
 	}
-	// Everything else must be equal: compare shallow copies whose two
-	// maps are those of before.
-	bc, ac := *before, *after
-	bm, am := any(&bc).(metav1.Object), any(&ac).(metav1.Object)
-	am.SetLabels(bm.GetLabels())
-	am.SetAnnotations(bm.GetAnnotations())
-	if !reflect.DeepEqual(&bc, &ac) {
+	// Everything else must be equal: compare with after's two maps those
+	// of before for a moment, rather than copies of two whole objects.
+	labels, annotations := a.GetLabels(), a.GetAnnotations()
+	a.SetLabels(b.GetLabels())
+	a.SetAnnotations(b.GetAnnotations())
+	equal := reflect.DeepEqual(before, after)
+	a.SetLabels(labels)
+	a.SetAnnotations(annotations)
+	if !equal {
 		return nil, false
 	}
 	return append(labelOps, annotationOps...), true

@@ -47,12 +47,13 @@ func TestMetadataPatch(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			before := snapshot(tt.before)
-			require.NotSame(t, tt.before, before, "a generated deep copy")
+			before := tt.before
 			after := tt.before.DeepCopy()
 			tt.edit(after)
+			edited := after.DeepCopy()
 			ops, ok := metadataPatch(before, after)
 			require.Equal(t, tt.direct, ok)
+			assert.Equal(t, edited, after, "after is as it was given")
 			if !ok {
 				return
 			}
