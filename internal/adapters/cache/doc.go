@@ -31,6 +31,12 @@
 //
 // Objects handed out by the cache are the cached ones, shared with every
 // other reader. They are read-only: DeepCopy before changing anything.
+// Cached objects also share equal metadata with each other (namespaces,
+// label and annotation maps, owner reference lists; a ReplicaSet's
+// selector and template labels with its Pods'): the Pods of one owner
+// mostly carry the same ones, and sharing them halves a metadata-only
+// Pod's memory. A change made in place to one object's labels would show
+// in others' too.
 //
 // # Lazy informers
 //

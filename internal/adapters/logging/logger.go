@@ -76,7 +76,7 @@ func New(opts Options) (*zap.Logger, error) {
 		zopts = append(zopts, zap.AddStacktrace(zapcore.ErrorLevel))
 		// As controller-runtime in production: a hot loop logging the same
 		// line cannot flood the output.
-		core = zapcore.NewSamplerWithOptions(core, time.Second, 100, 100)
+		core = newSampler(core, time.Second, 100, 100)
 	}
 	return zap.New(core, zopts...), nil
 }

@@ -330,8 +330,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, w
 		w.Header().Set("Allow", http.MethodPost)
 		return nil, http.StatusMethodNotAllowed, "only POST is served"
 	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return nil, http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q is not served; send application/json", r.Header.Get("Content-Type"))
+	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
+		return nil, http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q is not served; send application/json", ct)
 	}
 	if r.ContentLength > limit {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
@@ -358,6 +358,17 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, w
 }
 
 // writeJSON sends v with code and returns the status code actually sent.
+// isJSON tells whether a Content-Type is application/json. The API
+// server sends exactly that; only other spellings (parameters, case) go
+// through mime.ParseMediaType and the map it allocates.
+func isJSON(contentType string) bool {
+	if contentType == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
 func writeJSON(w http.ResponseWriter, code int, v any) int {
 	body, err := json.Marshal(v)
 	if err != nil {

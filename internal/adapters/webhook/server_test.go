@@ -504,3 +504,12 @@ func TestStopDoesNotWaitForConnectionsWithoutARequest(t *testing.T) {
 	require.NoError(t, f.server.Stop(context.Background()))
 	assert.Less(t, time.Since(began), 2*time.Second)
 }
+
+func TestJSONWithParametersIsServed(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	for _, ct := range []string{"application/json; charset=utf-8", "Application/JSON"} {
+		resp, _ := f.post(t, webhook.PodValidatePath, ct, podReview(t, "c1", admissionv1.Create, testPod(nil), nil))
+		assert.Equal(t, http.StatusOK, resp.StatusCode, ct)
+	}
+}
