@@ -21,8 +21,7 @@ import (
 // Clientset is the [Interface] over a real API server. Build it with
 // [NewForConfigAndClient].
 type Clientset struct {
-	rest  map[schema.GroupVersion]rest.Interface
-	paths rest.Interface
+	rest map[schema.GroupVersion]rest.Interface
 }
 
 var _ Interface = (*Clientset)(nil)
@@ -43,7 +42,6 @@ func NewForConfigAndClient(cfg *rest.Config, httpClient *http.Client) (*Clientse
 		}
 		cs.rest[g.gv] = c
 	}
-	cs.paths = cs.rest[corev1.SchemeGroupVersion]
 	return cs, nil
 }
 
@@ -65,8 +63,9 @@ func restClientFor(cfg *rest.Config, httpClient *http.Client, gv schema.GroupVer
 	return rc, nil
 }
 
-// RESTClient implements Interface.
-func (c *Clientset) RESTClient() rest.Interface { return c.paths }
+// RESTClient implements Interface: the core group's client, which reaches
+// any absolute path.
+func (c *Clientset) RESTClient() rest.Interface { return c.rest[corev1.SchemeGroupVersion] }
 
 // RESTClientFor returns the REST client of gv, one of the groups in
 // [AddToScheme], or nil.

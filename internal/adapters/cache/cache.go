@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/metadata"
@@ -357,8 +356,6 @@ func (c *Cache) transform(obj any) (any, error) {
 	if c.strip && o.GetManagedFields() != nil {
 		o.SetManagedFields(nil)
 	}
-	if _, unstructured := obj.(*unstructured.Unstructured); !unstructured {
-		c.interner.intern(o)
-	}
+	c.interner.intern(o)
 	return obj, nil
 }

@@ -50,8 +50,9 @@ func (in *interner) reset() {
 
 // intern replaces obj's metadata by equal values shared with other
 // objects; for a ReplicaSet, its selector's and Pod template's labels too,
-// which are those of its Pods. Unstructured objects are left alone: their
-// accessors copy.
+// which are those of its Pods. The cache's informers all hold typed
+// objects, whose accessors hand out the maps themselves (an unstructured
+// object's would hand out copies, and gain nothing).
 func (in *interner) intern(obj metav1.Object) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
