@@ -22,9 +22,10 @@
 // rule that errors is a denial with code 500; a rule that panics is an HTTP
 // 500, logged with its stack, and the server carries on.
 //
-// The review and its object are decoded with json-iterator's
-// encoding/json-compatible configuration (same field matching, same
-// Unmarshaler and RawExtension handling), several times faster than
+// The review and its object are decoded with json-iterator, configured
+// like encoding/json (same Unmarshaler and RawExtension handling) except
+// that field names match exactly, as the API server matches them; several
+// times faster than
 // encoding/json on these documents; its error messages are cut before the
 // excerpt of the body they would quote.
 //
