@@ -24,10 +24,9 @@
 //
 // The review and its object are decoded with json-iterator, configured
 // like encoding/json (same Unmarshaler and RawExtension handling) except
-// that field names match exactly, as the API server matches them; several
-// times faster than
-// encoding/json on these documents; its error messages are cut before the
-// excerpt of the body they would quote.
+// that field names match exactly, as the API server matches them: several
+// times faster than encoding/json on these documents. Its error messages
+// are cut before the excerpt of the body they would quote.
 //
 // A mutation is answered with a minimal JSON patch (gomodules.xyz/jsonpatch)
 // between the Go encodings of the received object and of the rule's copy, so
