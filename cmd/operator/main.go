@@ -27,43 +27,11 @@ import (
 // GOGC=100 restores Go's default.
 const defaultGCPercent = 75
 
-// heapFloorEnv names the heap floor (package gcfloor), spelt as GOMEMLIMIT
-// is; "off" disables it.
-const heapFloorEnv = "OPERATOR_HEAP_FLOOR"
-
-// defaultHeapFloor is the heap the collector may fill before it collects,
-// however little is live. Without it, an operator with a small cache
-// collects every 2 MiB of garbage, sixty times a second while its
-// webhooks are busy; at 12 MiB it collects a fifth as often. A cache big
-// enough to matter (1000 ReplicaSets and 5000 Pods: 8 MiB live, a 14 MiB
-// goal) reaches the floor on its own, so it costs memory only to an idle
-// operator, 12 MiB at most.
-const defaultHeapFloor = "12MiB"
-
 func main() {
 	if gcPercent, ok := gcTarget(os.Getenv); ok {
 		debug.SetGCPercent(gcPercent)
 	}
-	floor, err := heapFloor(os.Getenv)
-	if err != nil {
-		_, _ = fmt.Fprintf(os.Stderr, "operator: %v\n", err)
-		os.Exit(2)
-	}
-	gcfloor.Start(floor)
 	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
-}
-
-// heapFloor is the floor in bytes: the environment's, or the default.
-func heapFloor(getenv func(string) string) (uint64, error) {
-	v := getenv(heapFloorEnv)
-	if v == "" {
-		v = defaultHeapFloor
-	}
-	n, err := gcfloor.ParseSize(v)
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", heapFloorEnv, err)
-	}
-	return n, nil
 }
 
 // gcTarget is the GC percent to set, when the environment leaves it to the
@@ -91,6 +59,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		_, _ = fmt.Fprintln(stdout, version.String())
 		return 0
 	}
+	defer gcfloor.Start(cfg.GCHeapFloor).Stop()
 	return serve(app.New(cfg), cfg, stderr)
 }
 

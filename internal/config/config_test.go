@@ -44,6 +44,7 @@ func TestDefaultsFollowTheSpec(t *testing.T) {
 	assert.Equal(t, 30*time.Second, c.ShutdownTimeout)
 	assert.Equal(t, config.DefaultReplicaSetWorkers, c.ReplicaSetWorkers)
 	assert.Equal(t, config.DefaultChaosPodWorkers, c.ChaosPodWorkers)
+	assert.Equal(t, uint64(config.DefaultGCHeapFloor), c.GCHeapFloor)
 	assert.Empty(t, c.Namespace)
 }
 
@@ -79,6 +80,12 @@ func TestEnvironmentAndFlags(t *testing.T) {
 		{"disabled servers", []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}, env(), func(t *testing.T, c config.Config) {
 			assert.Equal(t, "0", c.MetricsBindAddress)
 		}},
+		{"heap floor in MiB", []string{"--gc-heap-floor=32MiB"}, env(), func(t *testing.T, c config.Config) {
+			assert.Equal(t, uint64(32<<20), c.GCHeapFloor)
+		}},
+		{"heap floor off from the environment", nil, env("OPERATOR_GC_HEAP_FLOOR", "off"), func(t *testing.T, c config.Config) {
+			assert.Zero(t, c.GCHeapFloor)
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,6 +119,7 @@ func TestBadInputIsOneLineNamingTheFlag(t *testing.T) {
 		{[]string{"--kubeconfig"}, env(), "flag --kubeconfig needs a value"},
 		{[]string{"stray"}, env(), "unexpected argument"},
 		{nil, env("OPERATOR_SHUTDOWN_TIMEOUT", "soon"), "OPERATOR_SHUTDOWN_TIMEOUT (flag --shutdown-timeout)"},
+		{[]string{"--gc-heap-floor=12MB"}, env(), "--gc-heap-floor"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " ")+tt.want, func(t *testing.T) {
@@ -132,6 +140,7 @@ func TestHelp(t *testing.T) {
 	config.Usage(&b)
 	assert.Contains(t, b.String(), "-webhook-cert-mode")
 	assert.Contains(t, b.String(), "OPERATOR_")
+	assert.Contains(t, b.String(), "(default 12MiB)")
 }
 
 func TestEnvName(t *testing.T) {

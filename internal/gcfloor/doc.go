@@ -16,7 +16,11 @@
 // The runtime has no such knob, so the floor follows each collection: a
 // sentinel object's cleanup runs after the cycle that found it dead, reads
 // the live heap from runtime/metrics, sets the target with
-// debug.SetGCPercent and arms the next sentinel. A memory limit
-// (GOMEMLIMIT) still caps the heap: the runtime applies it over the
-// target.
+// debug.SetGCPercent and arms the next sentinel. The target it sets
+// accounts for the runtime's own minimum goal, 4 MiB scaled by the target:
+// a target that stretched a 1 MiB heap to the floor by the live heap alone
+// would raise that minimum far past it (to 40 MiB for a 12 MiB floor), and
+// a burst of allocation then, such as an informer's first list, would fill
+// it. A memory limit (GOMEMLIMIT) still caps the heap: the runtime applies
+// it over the target.
 package gcfloor

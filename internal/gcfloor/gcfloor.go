@@ -1,14 +1,10 @@
 package gcfloor
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -148,31 +144,3 @@ func value(s metrics.Sample) uint64 {
 }
 
 func setPercent(p int) { debug.SetGCPercent(p) }
-
-// ParseSize reads a size as GOMEMLIMIT spells it: a number of bytes with
-// an optional unit (B, KiB, MiB, GiB, TiB). "off" and "0" mean no floor.
-func ParseSize(s string) (uint64, error) {
-	s = strings.TrimSpace(s)
-	if s == "off" || s == "0" {
-		return 0, nil
-	}
-	units := []struct {
-		suffix string
-		shift  uint
-	}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
-	num, shift := s, uint(0)
-	for _, u := range units {
-		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
-			num, shift = rest, u.shift
-			break
-		}
-	}
-	n, err := strconv.ParseUint(num, 10, 64)
-	if err != nil || num == "" {
-		return 0, fmt.Errorf("size %q: want a number of bytes with an optional unit (B, KiB, MiB, GiB, TiB), or off", s)
-	}
-	if n > math.MaxUint64>>shift {
-		return 0, errors.New("size " + strconv.Quote(s) + " overflows")
-	}
-	return n << shift, nil
-}
