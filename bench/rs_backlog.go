@@ -15,6 +15,8 @@ import (
 // start-up and the initial list) until a watch has seen the last label;
 // ceiling is the same number of label PATCHes sent straight to the API
 // server at the same concurrency, the best any controller could do.
+// op-cpu and cp-cpu are the CPU the operator and the control plane spent
+// until converged.
 func runRSBacklog(ctx context.Context, e *env, bin, label string) (_ result, err error) {
 	const concurrency = 32
 	n := e.opts.n(2000)
@@ -41,17 +43,26 @@ func runRSBacklog(ctx context.Context, e *env, bin, label string) (_ result, err
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, op.stop()) }()
+	cpu, err := e.meterCPU(op)
+	if err != nil {
+		lw.stop()
+		return nil, err
+	}
 	at, err := lw.wait(ctx, op, e.opts.timeout)
 	if err != nil {
 		return nil, err
 	}
+	spent, err := cpu.figures()
+	if err != nil {
+		return nil, err
+	}
 	converge := at.Sub(op.started)
-	return result{
+	return append(result{
 		paramOf("n", n),
 		durationOf("converge", converge),
 		durationOf("ceiling", ceiling),
 		ratioOf("ratio", converge.Seconds()/ceiling.Seconds()),
-	}, nil
+	}, spent...), nil
 }
 
 // patchCeiling creates n fresh ReplicaSets in a namespace of their own and

@@ -9,7 +9,9 @@ import (
 // rs-burst: the operator is running and ready when ReplicaSets arrive at
 // once, as when a deployment tool applies a large change. converge is from
 // the first create until a watch has seen the last label, so it overlaps
-// the creates (creates says how long those alone took).
+// the creates (creates says how long those alone took). op-cpu and cp-cpu
+// are the CPU the operator and the control plane spent meanwhile, the
+// creates' share included.
 func runRSBurst(ctx context.Context, e *env, bin, label string) (_ result, err error) {
 	const concurrency = 16
 	n := e.opts.n(1000)
@@ -31,6 +33,11 @@ func runRSBurst(ctx context.Context, e *env, bin, label string) (_ result, err e
 	if err != nil {
 		return nil, err
 	}
+	cpu, err := e.meterCPU(op)
+	if err != nil {
+		lw.stop()
+		return nil, err
+	}
 	first := time.Now()
 	if _, err := e.createReplicaSets(ctx, ns, n, concurrency); err != nil {
 		lw.stop()
@@ -41,9 +48,13 @@ func runRSBurst(ctx context.Context, e *env, bin, label string) (_ result, err e
 	if err != nil {
 		return nil, err
 	}
-	return result{
+	spent, err := cpu.figures()
+	if err != nil {
+		return nil, err
+	}
+	return append(result{
 		paramOf("n", n),
 		durationOf("converge", at.Sub(first)),
 		durationOf("creates", creates),
-	}, nil
+	}, spent...), nil
 }
