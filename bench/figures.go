@@ -104,15 +104,19 @@ func medianOf(runs []result) (result, error) {
 }
 
 // ratioOfResults is b/a for every measured figure of two results of the
-// same workload; parameters are skipped and a zero in a prints as +Inf/NaN
-// rather than hiding the figure.
+// same workload; parameters are skipped. Two zeros are equal (1), and a
+// zero in a only prints as +Inf rather than hiding the figure.
 func ratioOfResults(a, b result) result {
 	var out result
 	for i, f := range a {
 		if f.unit == param || i >= len(b) || b[i].name != f.name {
 			continue
 		}
-		out = append(out, ratioOf(f.name, b[i].value/f.value))
+		r := b[i].value / f.value
+		if b[i].value == 0 && f.value == 0 {
+			r = 1
+		}
+		out = append(out, ratioOf(f.name, r))
 	}
 	return out
 }

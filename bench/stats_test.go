@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPercentile(t *testing.T) {
@@ -66,4 +67,15 @@ func TestMedian(t *testing.T) {
 			assert.Equal(t, before, tt.xs, "input left as it was")
 		})
 	}
+}
+
+func TestRatioOfResults(t *testing.T) {
+	t.Parallel()
+	a := result{paramOf("n", 10), countOf("early", 0), countOf("denied", 0), durationOf("p99", 2*time.Millisecond)}
+	b := result{paramOf("n", 10), countOf("early", 0), countOf("denied", 3), durationOf("p99", 3*time.Millisecond)}
+	got := ratioOfResults(a, b)
+	require.Len(t, got, 3, "parameters are not compared")
+	assert.Equal(t, "early=1.00", got[0].String(), "two zeros are equal")
+	assert.Equal(t, "denied=+Inf", got[1].String(), "a zero in a only stays visible")
+	assert.Equal(t, "p99=1.50", got[2].String())
 }
