@@ -99,9 +99,10 @@ func TestAPIServerOutage(t *testing.T) {
 
 	createReplicaSets(t, cs, ns, "after", 20, 4)
 	createChaosPods(t, dyn, ns, "after", 2)
-	// Generous: the informers' reflectors back off exponentially (with
-	// jitter, up to a minute) while the API server is away, and failed
-	// reconciles back off per object.
+	// Generous: the informers retry refused connections every few seconds,
+	// but any other error during the API server's start goes to their
+	// reflectors' exponential back-off (up to a minute), and reconciles
+	// that failed during the outage back off per object.
 	labeled := waitAllLabeled(t, cs, ns, 60, 90*time.Second)
 	running := waitChaosPodsRunning(t, dyn, cs, ns, 7, 90*time.Second)
 

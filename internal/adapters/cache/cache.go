@@ -265,10 +265,11 @@ func (c *Cache) informer(key string, build func() toolscache.SharedIndexInformer
 // controller-owner index, and a namespace index costs a set entry per
 // cached object (about 0.5 MiB for 6000). client is what lw lists through:
 // the reflector asks it whether it can serve watch-lists, which fakes
-// cannot.
-func newInformer(lw *toolscache.ListWatch, client any, example runtime.Object, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+// cannot. Its lists and watches wait out refused connections (see
+// patience), logging as kind.
+func newInformer(logger *zap.Logger, kind string, lw *toolscache.ListWatch, client any, example runtime.Object, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 	return toolscache.NewSharedIndexInformerWithOptions(
-		toolscache.ToListWatcherWithWatchListSemantics(lw, client), example,
+		toolscache.ToListWatcherWithWatchListSemantics(defaultPatience(logger, kind).wrap(lw), client), example,
 		toolscache.SharedIndexInformerOptions{Indexers: indexers})
 }
 

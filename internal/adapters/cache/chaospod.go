@@ -58,7 +58,7 @@ func NewChaosPodCache(client dynamic.Interface, logger *zap.Logger, opts Options
 		logger = zap.NewNop()
 	}
 	lw := listWatch(client.Resource(chaosv1.GroupVersionResource).Namespace(opts.Namespace))
-	inf := newInformer(lw, client, &unstructured.Unstructured{}, nil)
+	inf := newInformer(logger, KindChaosPod, lw, client, &unstructured.Unstructured{}, nil)
 	strip := !opts.KeepManagedFields
 	if err := inf.SetTransform(func(obj any) (any, error) { return toChaosPod(obj, strip) }); err != nil {
 		return nil, fmt.Errorf("chaospod cache: set transform: %w", err)

@@ -55,6 +55,16 @@
 // (ports.HealthCheck). Reads block until their kind has synced (bounded by
 // their context) rather than answering "not found" from an empty cache.
 //
+// # An API server away
+//
+// Every informer's lists and watches wait out an API server that refuses
+// connections (a restart, a moved endpoint), retrying at most every two to
+// three seconds and logging when the wait starts and ends, instead of
+// handing the refusal to client-go's reflector, whose back-off grows to
+// 30-60 s and outlasts a short restart by as much. Every other error is
+// the reflector's, back-off included: a server that answers 429 or 5xx is
+// loaded, and must not be asked more often.
+//
 // # Other built-in kinds
 //
 // [NewResource] caches another built-in resource in the same cache

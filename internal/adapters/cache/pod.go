@@ -61,7 +61,7 @@ func (c *Cache) Pods() ports.Source { return &source{cache: c, kind: KindPod, bu
 // only, indexed by controller owner.
 func (c *Cache) newPodInformer() toolscache.SharedIndexInformer {
 	lw := listWatch(c.meta.Resource(podsResource).Namespace(c.namespace))
-	return newInformer(lw, c.meta, &metav1.PartialObjectMetadata{},
+	return newInformer(c.logger, KindPod, lw, c.meta, &metav1.PartialObjectMetadata{},
 		toolscache.Indexers{IndexControllerOwner: indexByControllerOwner})
 }
 

@@ -23,7 +23,7 @@ func (c *Cache) ReplicaSets() ports.Source {
 // typed client, in protobuf on a real server.
 func (c *Cache) newReplicaSetInformer() toolscache.SharedIndexInformer {
 	lw := listWatch(c.client.AppsV1().ReplicaSets(c.namespace))
-	return newInformer(lw, c.client, &appsv1.ReplicaSet{}, nil)
+	return newInformer(c.logger, KindReplicaSet, lw, c.client, &appsv1.ReplicaSet{}, nil)
 }
 
 // GetReplicaSet returns the cached ReplicaSet key, waiting for the

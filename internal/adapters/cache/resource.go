@@ -95,7 +95,9 @@ func NewResource[T Object](c *Cache, gvr schema.GroupVersionResource) (*Resource
 	if err != nil {
 		return nil, fmt.Errorf("cache resource %s: %w", key, err)
 	}
-	build := func() toolscache.SharedIndexInformer { return newInformer(lw, c.client, newObject[T](), nil) }
+	build := func() toolscache.SharedIndexInformer {
+		return newInformer(c.logger, key, lw, c.client, newObject[T](), nil)
+	}
 	return &Resource[T]{source: &source{cache: c, kind: key, build: build}, kind: kind}, nil
 }
 

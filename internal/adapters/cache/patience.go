@@ -1,0 +1,81 @@
+package cache
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+// patience makes an informer's lists and watches wait out an API server
+// that refuses connections, retrying at most every max (plus jitter),
+// instead of handing the error to the reflector.
+//
+// The reflector backs off exponentially on every failed list or watch, up
+// to 30 s with as much jitter again, and forgets its back-off only after
+// two quiet minutes; it cannot be told otherwise through a shared
+// informer. That back-off protects a loaded API server, but a refused
+// connection means nothing is listening: after a ten-second restart the
+// informers slept on for 10–20 s more before they listed again, and every
+// reconcile waited with them. A refused connection costs the server
+// nothing, so retrying one every couple of seconds is safe; every other
+// error (429s, 5xx, timeouts) still goes to the reflector and its back-off.
+type patience struct {
+	logger *zap.Logger
+	kind   string
+	// first and max bound the wait between two attempts.
+	first, max time.Duration
+}
+
+// defaultPatience is what every informer of the cache uses: an API server
+// back from a restart is seen within about three seconds.
+func defaultPatience(logger *zap.Logger, kind string) patience {
+	return patience{logger: logger, kind: kind, first: 200 * time.Millisecond, max: 2 * time.Second}
+}
+
+// wrap returns a ListWatch whose calls go through p.
+func (p patience) wrap(lw *toolscache.ListWatch) *toolscache.ListWatch {
+	list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
+	return &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return awaitServer(ctx, p, func() (runtime.Object, error) { return list(ctx, opts) })
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return awaitServer(ctx, p, func() (watch.Interface, error) { return watchFn(ctx, opts) })
+		},
+	}
+}
+
+// awaitServer calls call until it returns anything but a refused
+// connection, or ctx ends (then the last refusal is returned). A wait is
+// logged when it starts and when it ends, not per attempt.
+func awaitServer[T any](ctx context.Context, p patience, call func() (T, error)) (T, error) {
+	v, err := call()
+	if err == nil || !utilnet.IsConnectionRefused(err) {
+		return v, err
+	}
+	start := time.Now()
+	p.logger.Warn("api server refuses connections, waiting for it", zap.String("kind", p.kind), zap.Error(err))
+	b := wait.Backoff{Duration: p.first, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32, Cap: p.max}
+	for {
+		t := time.NewTimer(b.Step())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, err
+		case <-t.C:
+		}
+		v, err = call()
+		if err == nil || !utilnet.IsConnectionRefused(err) {
+			p.logger.Info("api server accepts connections again", zap.String("kind", p.kind), zap.Duration("waited", time.Since(start)))
+			return v, err
+		}
+	}
+}
