@@ -21,6 +21,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
 	"github.com/hexagonal-operator/operator/internal/adapters/logging"
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
+	"github.com/hexagonal-operator/operator/internal/adapters/profiling"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
@@ -65,6 +66,7 @@ func Options(cfg config.Config) fx.Option {
 				return metrics.Options{BindAddress: c.MetricsBindAddress, Secure: c.MetricsSecure, EnableHTTP2: c.EnableHTTP2}
 			},
 			func(c config.Config) health.Options { return health.Options{BindAddress: c.HealthProbeBindAddress} },
+			func(c config.Config) profiling.Options { return profiling.Options{BindAddress: c.PprofBindAddress} },
 			func(c config.Config) webhook.Options {
 				return webhook.Options{
 					Port:          c.WebhookPort,
@@ -97,6 +99,7 @@ func Options(cfg config.Config) fx.Option {
 		metrics.Module,
 		stopOrder,
 		health.Module,
+		profiling.Module,
 		kube.Module,
 		webhook.Module,
 		cache.Module,

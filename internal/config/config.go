@@ -38,6 +38,9 @@ type Config struct {
 	MetricsBindAddress     string
 	MetricsSecure          bool
 	HealthProbeBindAddress string
+	// PprofBindAddress serves Go's runtime profiles; "0" (the default)
+	// disables them.
+	PprofBindAddress string
 
 	WebhookPort        int
 	WebhookCertDir     string
@@ -184,6 +187,7 @@ func newFlagSet(c *Config, getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", ":8443", "address of the Prometheus /metrics endpoint; 0 disables it")
 	fs.BoolVar(&c.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS with TokenReview and SubjectAccessReview authorization; false serves plain HTTP")
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (plain HTTP); 0 disables them")
+	fs.StringVar(&c.PprofBindAddress, "pprof-bind-address", "0", "address of Go's runtime profiles, /debug/pprof/ (plain HTTP, no authentication: bind it to localhost); 0 disables them")
 	fs.IntVar(&c.WebhookPort, "webhook-port", 9443, "port of the HTTPS admission and conversion webhook server")
 	fs.StringVar(&c.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder with tls.crt and tls.key, reloaded on change")
 	fs.StringVar(&c.WebhookCertMode, "webhook-cert-mode", CertModeExternal, "external: certificates are mounted; self: the operator issues, stores and rotates its own")
@@ -236,6 +240,9 @@ func (c *Config) validate() error {
 		return err
 	}
 	if err := validateBindAddress("health-probe-bind-address", c.HealthProbeBindAddress); err != nil {
+		return err
+	}
+	if err := validateBindAddress("pprof-bind-address", c.PprofBindAddress); err != nil {
 		return err
 	}
 	switch {

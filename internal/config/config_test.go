@@ -27,6 +27,7 @@ func TestDefaultsFollowTheSpec(t *testing.T) {
 	assert.Equal(t, ":8443", c.MetricsBindAddress)
 	assert.True(t, c.MetricsSecure)
 	assert.Equal(t, ":8081", c.HealthProbeBindAddress)
+	assert.Equal(t, "0", c.PprofBindAddress, "profiles off unless asked for")
 	assert.Equal(t, 9443, c.WebhookPort)
 	assert.Equal(t, "/tmp/k8s-webhook-server/serving-certs", c.WebhookCertDir)
 	assert.Equal(t, "external", c.WebhookCertMode)
@@ -80,6 +81,9 @@ func TestEnvironmentAndFlags(t *testing.T) {
 		{"disabled servers", []string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}, env(), func(t *testing.T, c config.Config) {
 			assert.Equal(t, "0", c.MetricsBindAddress)
 		}},
+		{"profiles on localhost", []string{"--pprof-bind-address=127.0.0.1:6060"}, env(), func(t *testing.T, c config.Config) {
+			assert.Equal(t, "127.0.0.1:6060", c.PprofBindAddress)
+		}},
 		{"heap floor in MiB", []string{"--gc-heap-floor=32MiB"}, env(), func(t *testing.T, c config.Config) {
 			assert.Equal(t, uint64(32<<20), c.GCHeapFloor)
 		}},
@@ -109,6 +113,7 @@ func TestBadInputIsOneLineNamingTheFlag(t *testing.T) {
 		{[]string{"--webhook-port=0"}, env(), "--webhook-port"},
 		{[]string{"--webhook-cert-mode=magic"}, env(), "--webhook-cert-mode"},
 		{[]string{"--metrics-bind-address=nonsense"}, env(), "--metrics-bind-address"},
+		{nil, env("OPERATOR_PPROF_BIND_ADDRESS", "localhost"), "--pprof-bind-address"},
 		{[]string{"--leader-election-renew-deadline=20s"}, env(), "--leader-election-renew-deadline"},
 		{[]string{"--leader-election-retry-period=9s"}, env(), "--leader-election-retry-period"},
 		{[]string{"--replicaset-workers=0"}, env(), "--replicaset-workers"},

@@ -3,7 +3,7 @@
 // start-up instead of a background goroutine; serving runs in the
 // background; Stop drains in-flight requests within the caller's deadline.
 //
-// It is a library shared by the metrics and health adapters (the webhook
-// server keeps its own, for its TLS and connection limits), not an
-// adapter: it knows no port and no Kubernetes type.
+// It is a library shared by the metrics, health and profiling adapters
+// (the webhook server keeps its own, for its TLS and connection limits),
+// not an adapter: it knows no port and no Kubernetes type.
 package httpserve

@@ -3,6 +3,8 @@ package integration_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/profiling"
 	"github.com/hexagonal-operator/operator/internal/ports"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
@@ -25,7 +28,8 @@ func TestReplicaSetsAreLabeledAndForeignWritesSurvive(t *testing.T) {
 	cp := controlplane.StartT(t, controlplane.Options{})
 	ctx := context.Background()
 	cs := cp.Clientset()
-	op := startOperator(t, operatorConfig(t, cp))
+	var prof *profiling.Server
+	op := startOperator(t, operatorConfig(t, cp, "--pprof-bind-address=127.0.0.1:0"), fx.Populate(&prof))
 
 	const n = 20
 	for i := range n {
@@ -60,6 +64,15 @@ func TestReplicaSetsAreLabeledAndForeignWritesSurvive(t *testing.T) {
 		assert.True(t, names[name], "metric %s exposed", name)
 	}
 	assert.Equal(t, float64(0), op.counter(t, "controller_runtime_reconcile_errors_total", map[string]string{"controller": "replicaset"}))
+
+	// --pprof-bind-address serves the running operator's profiles.
+	resp, err := http.Get("http://" + prof.Addr().String() + "/debug/pprof/goroutine?debug=1")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(body), "operator/internal/adapters/controller.", "the controller's workers")
 }
 
 func TestAlreadyLabeledReplicaSetIsNotWritten(t *testing.T) {
