@@ -8,7 +8,12 @@
 // [Options.Level] takes kubebuilder's values: "debug", "info", "error", or an
 // integer verbosity n that shows logr's V(0)..V(n), i.e. zap levels down to
 // -n. The operator logs at two levels only, info and debug; client-go's
-// finer V-levels appear from --zap-log-level=2 and up.
+// finer V-levels appear from --zap-log-level=2 and up, and stop at
+// [MaxLibraryVerbosity] (5) whatever the flag says: from V(6) client-go logs
+// each request's URL and headers, from V(8) the request and response bodies,
+// which carry the bearer tokens of TokenReviews and the private keys of the
+// webhook's Secret. The cap sits in the logr sink's Enabled, which every
+// V-check of klog and of a contextual logger reaches.
 //
 // # client-go
 //

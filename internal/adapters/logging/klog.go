@@ -52,7 +52,8 @@ func (s *loggerStack) remove(z *zap.Logger) {
 // RedirectKlog sends klog's output — client-go's informers, leader election,
 // event broadcaster and so on — to z, under the name "klog", until restore
 // is called. klog's verbosity then follows z's level: V(n) lines appear
-// when z is at level -n or lower (--zap-log-level=n).
+// when z is at level -n or lower (--zap-log-level=n), but never above
+// [MaxLibraryVerbosity], where client-go starts logging requests.
 func RedirectKlog(z *zap.Logger) (restore func()) {
 	klogOnce.Do(func() {
 		sink := &zapSink{target: klogTargets.current.Load}

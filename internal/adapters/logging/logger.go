@@ -23,8 +23,9 @@ const (
 type Options struct {
 	// Level is "debug", "info", "warn", "error", or a verbosity n >= 0
 	// that enables logr's V(0)..V(n) (zap level -n), as kubebuilder's
-	// --zap-log-level. Empty means the mode's default: debug with Devel,
-	// info without.
+	// --zap-log-level; the libraries' lines stop at MaxLibraryVerbosity
+	// however large n is. Empty means the mode's default: debug with
+	// Devel, info without.
 	Level string
 	// Encoder is "json" or "console"; empty means the mode's default:
 	// console with Devel, json without.

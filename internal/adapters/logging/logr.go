@@ -8,9 +8,18 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
+// MaxLibraryVerbosity is the highest logr V-level that reaches the log
+// through this package's bridges, whatever --zap-log-level says. client-go
+// logs every request's URL and headers from V(6) and request and response
+// bodies from V(8): the bodies hold the bearer tokens of TokenReviews and
+// the private keys of the self-mode Secret, and headers other than
+// Authorization are not masked. Nothing above V(5) may therefore be enabled.
+const MaxLibraryVerbosity = 5
+
 // NewLogr returns a logr.Logger writing to z, for libraries that log through
 // logr (client-go's klog among them). V(n) is zap level -n, so a logger at
-// verbosity 4 ("--zap-log-level=4") shows client-go's V(4) lines.
+// verbosity 4 ("--zap-log-level=4") shows client-go's V(4) lines; V-levels
+// above [MaxLibraryVerbosity] are never enabled.
 func NewLogr(z *zap.Logger) logr.Logger {
 	return logr.New(&zapSink{target: func() *zap.Logger { return z }})
 }
@@ -46,13 +55,23 @@ func (s *zapSink) logger() *zap.Logger {
 	return z
 }
 
-// Enabled maps logr's verbosity onto zap's levels.
+// Enabled maps logr's verbosity onto zap's levels, up to
+// MaxLibraryVerbosity. Every klog V-check ends here: klog.Background() and
+// klog.FromContext return a logger over this sink, and klog.V(n).Info
+// writes through one even when klog's own -v is raised.
 func (s *zapSink) Enabled(level int) bool {
+	if level > MaxLibraryVerbosity {
+		return false
+	}
 	z := s.target()
 	return z != nil && z.Core().Enabled(zapLevel(level))
 }
 
 func (s *zapSink) Info(level int, msg string, kv ...any) {
+	// Also here: a caller holding the sink may skip Enabled.
+	if level > MaxLibraryVerbosity {
+		return
+	}
 	z := s.logger()
 	if z == nil {
 		return
