@@ -63,7 +63,10 @@ func Options(cfg config.Config) fx.Option {
 			},
 			func(c config.Config) cache.Options { return cache.Options{Namespace: c.Namespace} },
 			func(c config.Config) metrics.Options {
-				return metrics.Options{BindAddress: c.MetricsBindAddress, Secure: c.MetricsSecure, EnableHTTP2: c.EnableHTTP2}
+				return metrics.Options{
+					BindAddress: c.MetricsBindAddress, Secure: c.MetricsSecure, EnableHTTP2: c.EnableHTTP2,
+					CertDir: c.MetricsCertPath, CertName: c.MetricsCertName, KeyName: c.MetricsCertKey,
+				}
 			},
 			func(c config.Config) health.Options { return health.Options{BindAddress: c.HealthProbeBindAddress} },
 			func(c config.Config) profiling.Options { return profiling.Options{BindAddress: c.PprofBindAddress} },
@@ -72,12 +75,17 @@ func Options(cfg config.Config) fx.Option {
 					Port:          c.WebhookPort,
 					CertMode:      c.WebhookCertMode,
 					CertDir:       c.WebhookCertDir,
+					CertName:      c.WebhookCertName,
+					KeyName:       c.WebhookCertKey,
 					EnableHTTP2:   c.EnableHTTP2,
 					ShutdownDelay: c.WebhookShutdownDelay,
 					Self: webhook.SelfCertOptions{
 						Namespace:   c.OperatorNamespace,
 						SecretName:  c.WebhookCertSecret,
 						ServiceName: c.WebhookServiceName,
+
+						MutatingWebhookConfiguration:   c.MutatingWebhookConfiguration,
+						ValidatingWebhookConfiguration: c.ValidatingWebhookConfiguration,
 					},
 				}
 			},

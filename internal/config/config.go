@@ -42,12 +42,30 @@ type Config struct {
 	// disables them.
 	PprofBindAddress string
 
-	WebhookPort        int
+	// MetricsCertPath is the folder of the metrics server's certificate;
+	// empty means a self-signed one made in memory. MetricsCertName and
+	// MetricsCertKey are the file names in it.
+	MetricsCertPath string
+	MetricsCertName string
+	MetricsCertKey  string
+
+	WebhookPort int
+	// WebhookCertDir is the folder of the webhook server's certificate in
+	// external mode: --webhook-cert-path when given, else
+	// --webhook-cert-dir. WebhookCertName and WebhookCertKey are the file
+	// names in it.
 	WebhookCertDir     string
+	WebhookCertName    string
+	WebhookCertKey     string
 	WebhookCertMode    string
 	WebhookCertSecret  string
 	WebhookServiceName string
-	EnableHTTP2        bool
+	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration are
+	// the operator's own webhook configurations, whose CA bundle self mode
+	// keeps.
+	MutatingWebhookConfiguration   string
+	ValidatingWebhookConfiguration string
+	EnableHTTP2                    bool
 
 	LeaderElect             bool
 	LeaderElectionID        string
@@ -78,6 +96,10 @@ type Config struct {
 	// OperatorNamespace is where the operator itself runs: POD_NAMESPACE,
 	// else the leader-election namespace. Not a flag.
 	OperatorNamespace string
+
+	// webhookCertPath is kubebuilder's spelling of --webhook-cert-dir,
+	// folded into WebhookCertDir by Parse.
+	webhookCertPath string
 }
 
 // Defaults for the worker counts: a patch costs one round trip to the API
@@ -151,6 +173,12 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 			c.ZapEncoder = ""
 		}
 	}
+	if c.webhookCertPath != "" {
+		if set["webhook-cert-dir"] && c.WebhookCertDir != c.webhookCertPath {
+			return Config{}, fmt.Errorf("flags --webhook-cert-path (%q) and --webhook-cert-dir (%q) name different folders: give one", c.webhookCertPath, c.WebhookCertDir)
+		}
+		c.WebhookCertDir = c.webhookCertPath
+	}
 	c.OperatorNamespace = getenv("POD_NAMESPACE")
 	if c.OperatorNamespace == "" {
 		c.OperatorNamespace = c.LeaderElectionNamespace
@@ -192,11 +220,19 @@ func newFlagSet(c *Config, getenv func(string) string) *flag.FlagSet {
 	fs.BoolVar(&c.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS with TokenReview and SubjectAccessReview authorization; false serves plain HTTP")
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", ":8081", "address of /healthz and /readyz (plain HTTP); 0 disables them")
 	fs.StringVar(&c.PprofBindAddress, "pprof-bind-address", "0", "address of Go's runtime profiles, /debug/pprof/ (plain HTTP, no authentication: bind it to localhost); 0 disables them")
+	fs.StringVar(&c.MetricsCertPath, "metrics-cert-path", "", "folder with the metrics server's certificate, reloaded on change (default: a self-signed certificate made at start)")
+	fs.StringVar(&c.MetricsCertName, "metrics-cert-name", "tls.crt", "file name of the metrics server's certificate in --metrics-cert-path")
+	fs.StringVar(&c.MetricsCertKey, "metrics-cert-key", "tls.key", "file name of the metrics server's private key in --metrics-cert-path")
 	fs.IntVar(&c.WebhookPort, "webhook-port", 9443, "port of the HTTPS admission and conversion webhook server")
-	fs.StringVar(&c.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder with tls.crt and tls.key, reloaded on change")
+	fs.StringVar(&c.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder with the webhook server's certificate and key, reloaded on change")
+	fs.StringVar(&c.webhookCertPath, "webhook-cert-path", "", "kubebuilder's name for --webhook-cert-dir; wins over it when given")
+	fs.StringVar(&c.WebhookCertName, "webhook-cert-name", "tls.crt", "file name of the webhook server's certificate in the certificate folder")
+	fs.StringVar(&c.WebhookCertKey, "webhook-cert-key", "tls.key", "file name of the webhook server's private key in the certificate folder")
 	fs.StringVar(&c.WebhookCertMode, "webhook-cert-mode", CertModeExternal, "external: certificates are mounted; self: the operator issues, stores and rotates its own")
 	fs.StringVar(&c.WebhookCertSecret, "webhook-cert-secret", "hexagonal-operator-webhook-cert", "Secret (in the operator's namespace) that self mode keeps its certificates in")
 	fs.StringVar(&c.WebhookServiceName, "webhook-service-name", "hexagonal-operator-webhook-service", "Service the webhook certificate is issued for")
+	fs.StringVar(&c.MutatingWebhookConfiguration, "mutating-webhook-configuration-name", "hexagonal-operator-mutating-webhook-configuration", "the operator's MutatingWebhookConfiguration, whose CA bundle self mode keeps")
+	fs.StringVar(&c.ValidatingWebhookConfiguration, "validating-webhook-configuration-name", "hexagonal-operator-validating-webhook-configuration", "the operator's ValidatingWebhookConfiguration, whose CA bundle self mode keeps")
 	fs.BoolVar(&c.EnableHTTP2, "enable-http2", false, "serve webhooks and metrics over HTTP/2 too (off because of CVE-2023-44487)")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", false, "run controllers only on the holder of a Lease")
 	fs.StringVar(&c.LeaderElectionID, "leader-election-id", "hexagonal-operator-leader", "name of the leader-election Lease")
@@ -260,6 +296,14 @@ func (c *Config) validate() error {
 		return errors.New("invalid value \"\" for flag --webhook-cert-secret: self certificate mode needs a Secret name")
 	case c.WebhookServiceName == "":
 		return errors.New("invalid value \"\" for flag --webhook-service-name: must not be empty")
+	case c.WebhookCertName == "" || c.WebhookCertKey == "":
+		return errors.New("invalid value \"\" for flag --webhook-cert-name or --webhook-cert-key: must not be empty")
+	case c.MetricsCertName == "" || c.MetricsCertKey == "":
+		return errors.New("invalid value \"\" for flag --metrics-cert-name or --metrics-cert-key: must not be empty")
+	case c.MutatingWebhookConfiguration == "":
+		return errors.New("invalid value \"\" for flag --mutating-webhook-configuration-name: must not be empty")
+	case c.ValidatingWebhookConfiguration == "":
+		return errors.New("invalid value \"\" for flag --validating-webhook-configuration-name: must not be empty")
 	case c.LeaderElectionID == "":
 		return errors.New("invalid value \"\" for flag --leader-election-id: must not be empty")
 	case c.LeaderElectionNamespace == "":

@@ -33,6 +33,13 @@ func TestDefaultsFollowTheSpec(t *testing.T) {
 	assert.Equal(t, "external", c.WebhookCertMode)
 	assert.Equal(t, "hexagonal-operator-webhook-cert", c.WebhookCertSecret)
 	assert.Equal(t, "hexagonal-operator-webhook-service", c.WebhookServiceName)
+	assert.Equal(t, "hexagonal-operator-mutating-webhook-configuration", c.MutatingWebhookConfiguration)
+	assert.Equal(t, "hexagonal-operator-validating-webhook-configuration", c.ValidatingWebhookConfiguration)
+	assert.Equal(t, "tls.crt", c.WebhookCertName)
+	assert.Equal(t, "tls.key", c.WebhookCertKey)
+	assert.Empty(t, c.MetricsCertPath, "a self-signed metrics certificate unless one is given")
+	assert.Equal(t, "tls.crt", c.MetricsCertName)
+	assert.Equal(t, "tls.key", c.MetricsCertKey)
 	assert.False(t, c.EnableHTTP2)
 	assert.False(t, c.LeaderElect)
 	assert.Equal(t, "hexagonal-operator-leader", c.LeaderElectionID)
@@ -87,6 +94,21 @@ func TestEnvironmentAndFlags(t *testing.T) {
 		{"heap floor in MiB", []string{"--gc-heap-floor=32MiB"}, env(), func(t *testing.T, c config.Config) {
 			assert.Equal(t, uint64(32<<20), c.GCHeapFloor)
 		}},
+		{"kubebuilder's certificate flags", []string{"--webhook-cert-path=/certs/webhook", "--webhook-cert-name=w.crt", "--webhook-cert-key=w.key", "--metrics-cert-path=/certs/metrics", "--metrics-cert-name=m.crt", "--metrics-cert-key=m.key"}, env(), func(t *testing.T, c config.Config) {
+			assert.Equal(t, "/certs/webhook", c.WebhookCertDir)
+			assert.Equal(t, "w.crt", c.WebhookCertName)
+			assert.Equal(t, "w.key", c.WebhookCertKey)
+			assert.Equal(t, "/certs/metrics", c.MetricsCertPath)
+			assert.Equal(t, "m.crt", c.MetricsCertName)
+			assert.Equal(t, "m.key", c.MetricsCertKey)
+		}},
+		{"webhook cert path from the environment, equal to the dir", []string{"--webhook-cert-dir=/certs"}, env("OPERATOR_WEBHOOK_CERT_PATH", "/certs"), func(t *testing.T, c config.Config) {
+			assert.Equal(t, "/certs", c.WebhookCertDir)
+		}},
+		{"webhook configuration names", []string{"--mutating-webhook-configuration-name=m", "--validating-webhook-configuration-name=v"}, env(), func(t *testing.T, c config.Config) {
+			assert.Equal(t, "m", c.MutatingWebhookConfiguration)
+			assert.Equal(t, "v", c.ValidatingWebhookConfiguration)
+		}},
 		{"heap floor off from the environment", nil, env("OPERATOR_GC_HEAP_FLOOR", "off"), func(t *testing.T, c config.Config) {
 			assert.Zero(t, c.GCHeapFloor)
 		}},
@@ -125,6 +147,10 @@ func TestBadInputIsOneLineNamingTheFlag(t *testing.T) {
 		{[]string{"stray"}, env(), "unexpected argument"},
 		{nil, env("OPERATOR_SHUTDOWN_TIMEOUT", "soon"), "OPERATOR_SHUTDOWN_TIMEOUT (flag --shutdown-timeout)"},
 		{[]string{"--gc-heap-floor=12MB"}, env(), "--gc-heap-floor"},
+		{[]string{"--webhook-cert-path=/a", "--webhook-cert-dir=/b"}, env(), "--webhook-cert-path"},
+		{[]string{"--webhook-cert-key="}, env(), "--webhook-cert-key"},
+		{[]string{"--metrics-cert-name="}, env(), "--metrics-cert-name"},
+		{[]string{"--validating-webhook-configuration-name="}, env(), "--validating-webhook-configuration-name"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " ")+tt.want, func(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// Names of the files looked for in Options.CertDir, as cert-manager and
-// controller-runtime name them.
+// Default names of the files looked for in Options.CertDir, as
+// cert-manager and controller-runtime name them.
 const (
 	CertFileName = "tls.crt"
 	KeyFileName  = "tls.key"
@@ -83,10 +83,16 @@ type fileCert struct {
 	certSize, keySize int64
 }
 
-func newFileCert(dir string, checkEvery time.Duration, now func() time.Time, log *zap.Logger) *fileCert {
+func newFileCert(dir, certName, keyName string, checkEvery time.Duration, now func() time.Time, log *zap.Logger) *fileCert {
+	if certName == "" {
+		certName = CertFileName
+	}
+	if keyName == "" {
+		keyName = KeyFileName
+	}
 	return &fileCert{
-		certPath:   filepath.Join(dir, CertFileName),
-		keyPath:    filepath.Join(dir, KeyFileName),
+		certPath:   filepath.Join(dir, certName),
+		keyPath:    filepath.Join(dir, keyName),
 		checkEvery: checkEvery,
 		now:        now,
 		log:        log,

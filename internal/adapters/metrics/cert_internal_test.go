@@ -48,7 +48,7 @@ func TestFileCertReloadsChangedFiles(t *testing.T) {
 	base := time.Now().Add(-time.Hour)
 	first := writePair(t, dir, base)
 	clock := &fakeNow{t: time.Now()}
-	fc := newFileCert(dir, 10*time.Second, clock.now, zaptest.NewLogger(t))
+	fc := newFileCert(dir, "", "", 10*time.Second, clock.now, zaptest.NewLogger(t))
 	require.NoError(t, fc.load())
 
 	served := func() *x509.Certificate {
@@ -74,7 +74,7 @@ func TestFileCertReloadsChangedFiles(t *testing.T) {
 
 func TestFileCertMissingFilesFailLoad(t *testing.T) {
 	t.Parallel()
-	fc := newFileCert(t.TempDir(), time.Second, time.Now, zaptest.NewLogger(t))
+	fc := newFileCert(t.TempDir(), "", "", time.Second, time.Now, zaptest.NewLogger(t))
 	err := fc.load()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), CertFileName)
@@ -101,4 +101,22 @@ func TestTTLCache(t *testing.T) {
 	v, ok = c.get("f")
 	assert.True(t, ok, "newest entry evicted")
 	assert.Equal(t, 3, v)
+}
+
+// --metrics-cert-name and --metrics-cert-key name other files in the folder.
+func TestFileCertOtherFileNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	leaf := writePair(t, dir, time.Now())
+	require.NoError(t, os.Rename(filepath.Join(dir, CertFileName), filepath.Join(dir, "metrics.pem")))
+	require.NoError(t, os.Rename(filepath.Join(dir, KeyFileName), filepath.Join(dir, "metrics-key.pem")))
+
+	require.ErrorContains(t, newFileCert(dir, "", "", time.Second, time.Now, zaptest.NewLogger(t)).load(), CertFileName)
+	fc := newFileCert(dir, "metrics.pem", "metrics-key.pem", time.Second, time.Now, zaptest.NewLogger(t))
+	require.NoError(t, fc.load())
+	c, err := fc.GetCertificate(&tls.ClientHelloInfo{})
+	require.NoError(t, err)
+	served, err := x509.ParseCertificate(c.Certificate[0])
+	require.NoError(t, err)
+	assert.Equal(t, leaf.SerialNumber, served.SerialNumber)
 }

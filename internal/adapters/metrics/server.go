@@ -42,10 +42,13 @@ type Options struct {
 	// token authenticates (TokenReview) and its user may get the path
 	// (SubjectAccessReview). It needs a kubeclient.Interface.
 	Secure bool
-	// CertDir holds tls.crt and tls.key for the secure server; they are
+	// CertDir holds the secure server's certificate and key; they are
 	// re-read when they change. Empty means a self-signed certificate made
 	// in memory at Start.
 	CertDir string
+	// CertName and KeyName are their file names in CertDir (defaults
+	// tls.crt and tls.key).
+	CertName, KeyName string
 	// EnableHTTP2 also serves HTTP/2 in secure mode. It is off by default
 	// because of HTTP/2 rapid reset (CVE-2023-44487).
 	EnableHTTP2 bool
@@ -153,7 +156,7 @@ func (s *Server) certificates() (func(*tls.ClientHelloInfo) (*tls.Certificate, e
 		}
 		return func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert, nil }, nil
 	}
-	fc := newFileCert(s.opts.CertDir, certCheckInterval, s.now, s.log)
+	fc := newFileCert(s.opts.CertDir, s.opts.CertName, s.opts.KeyName, certCheckInterval, s.now, s.log)
 	if err := fc.load(); err != nil {
 		return nil, fmt.Errorf("metrics server: %w", err)
 	}

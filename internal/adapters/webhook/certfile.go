@@ -34,7 +34,7 @@ const (
 // changes by swapping a symlink, which content hashing follows for free, and
 // a pair caught half-written is simply retried on the next tick.
 type FileCertSource struct {
-	dir      string
+	files    CertFiles
 	interval time.Duration
 	log      *zap.Logger
 
@@ -48,10 +48,28 @@ type FileCertSource struct {
 
 var _ ports.CertSource = (*FileCertSource)(nil)
 
-// NewFileCertSource returns a source for dir, re-read every interval
+// CertFiles name a certificate and its key in a folder, as kubebuilder's
+// --webhook-cert-path, --webhook-cert-name and --webhook-cert-key do.
+type CertFiles struct {
+	Dir string
+	// CertName and KeyName default to CertFileName and KeyFileName.
+	CertName, KeyName string
+}
+
+func (f CertFiles) withDefaults() CertFiles {
+	if f.CertName == "" {
+		f.CertName = CertFileName
+	}
+	if f.KeyName == "" {
+		f.KeyName = KeyFileName
+	}
+	return f
+}
+
+// NewFileCertSource returns a source for files, re-read every interval
 // (DefaultCertPollInterval when 0). It reads nothing until Start.
-func NewFileCertSource(dir string, interval time.Duration, logger *zap.Logger) (*FileCertSource, error) {
-	if dir == "" {
+func NewFileCertSource(files CertFiles, interval time.Duration, logger *zap.Logger) (*FileCertSource, error) {
+	if files.Dir == "" {
 		return nil, errors.New("webhook certificate: no certificate folder")
 	}
 	if logger == nil {
@@ -63,7 +81,7 @@ func NewFileCertSource(dir string, interval time.Duration, logger *zap.Logger) (
 	if interval < 0 {
 		return nil, errors.New("webhook certificate: negative poll interval")
 	}
-	return &FileCertSource{dir: dir, interval: interval, log: logger}, nil
+	return &FileCertSource{files: files.withDefaults(), interval: interval, log: logger}, nil
 }
 
 // Start loads the pair, failing when it is missing or invalid, and then
@@ -106,7 +124,7 @@ func (s *FileCertSource) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate,
 	if c := s.cert.Load(); c != nil {
 		return c, nil
 	}
-	return nil, fmt.Errorf("no certificate loaded from %s", s.dir)
+	return nil, fmt.Errorf("no certificate loaded from %s", s.files.Dir)
 }
 
 func (s *FileCertSource) poll(ctx context.Context, done chan struct{}) {
@@ -126,7 +144,7 @@ func (s *FileCertSource) poll(ctx context.Context, done chan struct{}) {
 		case err != nil:
 			// Logged once per content: the next change is retried, the
 			// current certificate keeps being served meanwhile.
-			s.log.Info("webhook certificate reload failed, serving the previous one", zap.String("dir", s.dir), zap.Error(err))
+			s.log.Info("webhook certificate reload failed, serving the previous one", zap.String("dir", s.files.Dir), zap.Error(err))
 		case changed:
 			s.logLoaded()
 		}
@@ -136,7 +154,7 @@ func (s *FileCertSource) poll(ctx context.Context, done chan struct{}) {
 // reloadLocked reads the pair and swaps it in when its content changed. It
 // returns an error only for content not tried before.
 func (s *FileCertSource) reloadLocked() (bool, error) {
-	certPath, keyPath := filepath.Join(s.dir, CertFileName), filepath.Join(s.dir, KeyFileName)
+	certPath, keyPath := filepath.Join(s.files.Dir, s.files.CertName), filepath.Join(s.files.Dir, s.files.KeyName)
 	certPEM, err := os.ReadFile(certPath)
 	if err != nil {
 		return false, s.seen(err, []byte(err.Error()))
@@ -170,7 +188,7 @@ func (s *FileCertSource) seen(err error, content []byte) error {
 
 func (s *FileCertSource) logLoaded() {
 	if c := s.cert.Load(); c != nil && c.Leaf != nil {
-		s.log.Info("webhook certificate loaded", zap.String("dir", s.dir), zap.Strings("dnsNames", c.Leaf.DNSNames), zap.Time("notAfter", c.Leaf.NotAfter))
+		s.log.Info("webhook certificate loaded", zap.String("dir", s.files.Dir), zap.Strings("dnsNames", c.Leaf.DNSNames), zap.Time("notAfter", c.Leaf.NotAfter))
 	}
 }
 

@@ -76,7 +76,7 @@ func startFixture(t testing.TB, hooks []webhook.Hook, mod func(*webhook.Options)
 		// Benchmarks log as production does: JSON at info, to nowhere.
 		log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	}
-	certs, err := webhook.NewFileCertSource(opts.CertDir, opts.CertPollInterval, log)
+	certs, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: opts.CertDir}, opts.CertPollInterval, log)
 	require.NoError(t, err)
 	require.NoError(t, certs.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, certs.Stop(context.Background())) })

@@ -62,7 +62,7 @@ func newCertSource(p certSourceParams) (ports.CertSource, error) {
 		p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
 		return s, nil
 	default:
-		s, err := NewFileCertSource(opts.CertDir, opts.CertPollInterval, log)
+		s, err := NewFileCertSource(CertFiles{Dir: opts.CertDir, CertName: opts.CertName, KeyName: opts.KeyName}, opts.CertPollInterval, log)
 		if err != nil {
 			return nil, err
 		}

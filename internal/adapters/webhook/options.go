@@ -55,8 +55,11 @@ type Options struct {
 	Port int
 	// CertMode is CertModeExternal (default) or CertModeSelf.
 	CertMode string
-	// CertDir holds tls.crt and tls.key in external mode.
+	// CertDir holds the certificate and its key in external mode.
 	CertDir string
+	// CertName and KeyName are their file names in CertDir (defaults
+	// tls.crt and tls.key, as in a kubernetes.io/tls Secret).
+	CertName, KeyName string
 	// CertPollInterval is how often CertDir is checked for new files.
 	CertPollInterval time.Duration
 	// EnableHTTP2 offers HTTP/2 in ALPN. Off by default: HTTP/2 rapid

@@ -255,7 +255,7 @@ func TestStartFailsClearlyWithoutCertificate(t *testing.T) {
 			for name, data := range tt.files {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o600))
 			}
-			src, err := webhook.NewFileCertSource(dir, time.Second, zap.NewNop())
+			src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: dir}, time.Second, zap.NewNop())
 			require.NoError(t, err)
 			err = src.Start(context.Background())
 			require.Error(t, err)
@@ -279,7 +279,7 @@ func TestReadiness(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	writePair(t, dir, issue(t, ca, time.Hour))
-	src, err := webhook.NewFileCertSource(dir, 10*time.Millisecond, zap.NewNop())
+	src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: dir}, 10*time.Millisecond, zap.NewNop())
 	require.NoError(t, err)
 	srv, err := webhook.New(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}, src, podHooks(), prometheus.NewRegistry(), zap.NewNop())
 	require.NoError(t, err)
@@ -370,7 +370,7 @@ func TestStartErrors(t *testing.T) {
 	f := startFixture(t, podHooks(), nil)
 	require.ErrorContains(t, f.server.Start(context.Background()), "already started")
 
-	src, err := webhook.NewFileCertSource(f.dir, time.Second, zap.NewNop())
+	src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: f.dir}, time.Second, zap.NewNop())
 	require.NoError(t, err)
 	require.NoError(t, src.Start(context.Background()))
 	defer func() { require.NoError(t, src.Stop(context.Background())) }()
@@ -382,7 +382,7 @@ func TestStartErrors(t *testing.T) {
 
 func TestNewRejectsBadConfiguration(t *testing.T) {
 	t.Parallel()
-	src, err := webhook.NewFileCertSource(t.TempDir(), time.Second, zap.NewNop())
+	src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: t.TempDir()}, time.Second, zap.NewNop())
 	require.NoError(t, err)
 	hook := podHooks()[0]
 	tests := []struct {
@@ -419,7 +419,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		t.Parallel()
 		_, err := webhook.New(webhook.Options{}, nil, podHooks(), prometheus.NewRegistry(), zap.NewNop())
 		require.Error(t, err)
-		_, err = webhook.NewFileCertSource("", time.Second, zap.NewNop())
+		_, err = webhook.NewFileCertSource(webhook.CertFiles{}, time.Second, zap.NewNop())
 		require.Error(t, err)
 	})
 }
@@ -504,4 +504,28 @@ func TestSlowClientsCannotExhaustTheServer(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// --webhook-cert-name and --webhook-cert-key name other files in the folder.
+func TestFileCertSourceOtherFileNames(t *testing.T) {
+	t.Parallel()
+	ca, err := webhook.NewTestCA()
+	require.NoError(t, err)
+	pair := issue(t, ca, time.Hour)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "webhook.crt"), pair.CertPEM, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "webhook.key"), pair.KeyPEM, 0o600))
+	ctx := context.Background()
+
+	defaults, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: dir}, time.Second, zap.NewNop())
+	require.NoError(t, err)
+	require.ErrorContains(t, defaults.Start(ctx), "tls.crt")
+
+	src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: dir, CertName: "webhook.crt", KeyName: "webhook.key"}, time.Second, zap.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, src.Start(ctx))
+	defer func() { require.NoError(t, src.Stop(ctx)) }()
+	got, err := src.GetCertificate(&tls.ClientHelloInfo{})
+	require.NoError(t, err)
+	assert.Equal(t, pair.CertPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: got.Certificate[0]}))
 }

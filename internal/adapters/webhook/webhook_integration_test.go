@@ -79,7 +79,7 @@ func TestPodAdmissionThroughTheAPIServer(t *testing.T) {
 	dir := t.TempDir()
 	_, err := cp.IssueServingCert(dir)
 	require.NoError(t, err)
-	certs, err := webhook.NewFileCertSource(dir, time.Second, zaptest.NewLogger(t))
+	certs, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: dir}, time.Second, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	require.NoError(t, certs.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, certs.Stop(ctx)) })
