@@ -5,22 +5,43 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// APIServerCheckName names the readiness check of the API server.
+// APIServerCheckName names the API server check.
 const APIServerCheckName = "apiserver"
 
-// APIServerCheck is a readiness check that fails while the API server does
-// not answer GET /version. The caches keep serving their last state through
-// an outage, so no other check notices one; this one makes /readyz tell.
-// Answers are reused for a second, so that frequent probes cost the API
-// server at most one request a second.
+// APIServerReachableMetric is the gauge [APIServerProbe] keeps: 1 while the
+// API server answers, 0 while it does not, absent until the first probe.
+const APIServerReachableMetric = "operator_apiserver_reachable"
+
+// DefaultAPIServerProbeInterval is how often [APIServerProbe] asks when
+// [ProbeOptions.Interval] is zero: often enough for an alert on the gauge,
+// at one GET /version per interval and replica.
+const DefaultAPIServerProbeInterval = 5 * time.Second
+
+// ProbeOptions tune the [APIServerProbe] of the Module, which uses the
+// defaults when none are supplied.
+type ProbeOptions struct {
+	// Interval between probes; 0 means DefaultAPIServerProbeInterval.
+	Interval time.Duration
+}
+
+// APIServerCheck fails while the API server does not answer GET /version.
+// It is deliberately in neither /readyz nor /healthz: Pod admission never
+// calls the API server, and an unready replica leaves the webhook Service
+// without endpoints, failing every Pod create in the cluster, while a failed
+// liveness check would restart replicas that a restart cannot help.
+// [APIServerProbe] runs it instead. Answers are reused for a second, so that
+// frequent callers cost the API server at most one request a second.
 type APIServerCheck struct {
 	client  rest.Interface
 	timeout time.Duration
@@ -60,4 +81,152 @@ func (c *APIServerCheck) Check(ctx context.Context) error {
 	}
 	c.checked = time.Now()
 	return c.last
+}
+
+// Reachability as the probe last saw it.
+const (
+	reachabilityUnknown int32 = iota
+	reachable
+	unreachable
+)
+
+// APIServerProbe runs an [APIServerCheck] in the background and makes its
+// answer visible without touching the probes: as the gauge
+// operator_apiserver_reachable, and as one log line per change ("api server
+// unreachable", then "api server reachable again"), not one per probe.
+type APIServerProbe struct {
+	check    ports.HealthCheck
+	interval time.Duration
+	log      *zap.Logger
+	desc     *prometheus.Desc
+
+	state atomic.Int32
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+var _ prometheus.Collector = (*APIServerProbe)(nil)
+
+// NewAPIServerProbe returns a probe running check every interval (0 means
+// DefaultAPIServerProbeInterval) and registers its gauge on reg; a nil reg
+// or log leaves the gauge or the log lines out. It does no I/O.
+func NewAPIServerProbe(check ports.HealthCheck, interval time.Duration, reg prometheus.Registerer, log *zap.Logger) (*APIServerProbe, error) {
+	if check == nil {
+		return nil, errors.New("api server probe: a check is required")
+	}
+	if interval < 0 {
+		return nil, fmt.Errorf("api server probe: interval %s must not be negative", interval)
+	}
+	if interval == 0 {
+		interval = DefaultAPIServerProbeInterval
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	p := &APIServerProbe{
+		check:    check,
+		interval: interval,
+		log:      log,
+		desc: prometheus.NewDesc(APIServerReachableMetric,
+			"Whether the API server answered the operator's last probe (1) or not (0). Not part of /readyz: admission does not need the API server.",
+			nil, nil),
+	}
+	if reg != nil {
+		if err := reg.Register(p); err != nil {
+			return nil, fmt.Errorf("api server probe: register %s: %w", APIServerReachableMetric, err)
+		}
+	}
+	return p, nil
+}
+
+// Describe implements prometheus.Collector.
+func (p *APIServerProbe) Describe(ch chan<- *prometheus.Desc) { ch <- p.desc }
+
+// Collect implements prometheus.Collector. Before the first probe there is
+// no sample: 0 would claim an outage nobody saw.
+func (p *APIServerProbe) Collect(ch chan<- prometheus.Metric) {
+	switch p.state.Load() {
+	case reachable:
+		ch <- prometheus.MustNewConstMetric(p.desc, prometheus.GaugeValue, 1)
+	case unreachable:
+		ch <- prometheus.MustNewConstMetric(p.desc, prometheus.GaugeValue, 0)
+	}
+}
+
+// Reachable reports what the last probe saw; known is false before the
+// first one.
+func (p *APIServerProbe) Reachable() (ok, known bool) {
+	s := p.state.Load()
+	return s == reachable, s != reachabilityUnknown
+}
+
+// Start probes at once and then every interval, in the background, until
+// Stop.
+func (p *APIServerProbe) Start(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done != nil {
+		return errors.New("api server probe: already started")
+	}
+	// Not the start context: probing goes on until Stop.
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel, p.done = cancel, make(chan struct{})
+	go func(done chan struct{}) {
+		defer close(done)
+		p.run(ctx)
+	}(p.done)
+	return nil
+}
+
+// Stop ends probing and waits for a probe in flight, or until ctx ends.
+func (p *APIServerProbe) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	cancel, done := p.cancel, p.done
+	p.mu.Unlock()
+	if done == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("api server probe: stop: %w", ctx.Err())
+	}
+}
+
+func (p *APIServerProbe) run(ctx context.Context) {
+	tick := time.NewTicker(p.interval)
+	defer tick.Stop()
+	var lost time.Time
+	for {
+		err := p.check.Check(ctx)
+		if ctx.Err() != nil {
+			return // an answer cut short by Stop says nothing
+		}
+		lost = p.record(err, lost)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// record stores one answer and logs a change of reachability; lost is when
+// the API server was first seen unreachable, zero while it answers.
+func (p *APIServerProbe) record(err error, lost time.Time) time.Time {
+	if err == nil {
+		if p.state.Swap(reachable) == unreachable {
+			p.log.Info("api server reachable again", zap.Duration("unreachable_for", time.Since(lost).Round(time.Millisecond)))
+		}
+		return time.Time{}
+	}
+	if p.state.Swap(unreachable) != unreachable {
+		p.log.Info("api server unreachable", zap.String("check", p.check.Name()), zap.Error(err))
+		return time.Now()
+	}
+	return lost
 }

@@ -1,7 +1,11 @@
 package kube
 
 import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
+	"go.uber.org/zap"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/metadata"
 
@@ -12,8 +16,12 @@ import (
 // Module provides the clients and the writer ports. It consumes a
 // *rest.Config and an [Options] from the composition root, and provides
 // kubeclient.Interface, metadata.Interface, dynamic.Interface,
-// ports.ReplicaSetLabeler, and the [APIServerCheck] in the value group
-// "readyz".
+// ports.ReplicaSetLabeler and the [APIServerProbe].
+//
+// The probe runs between OnStart and OnStop, with the optional
+// [ProbeOptions], and reports to the optional prometheus.Registerer and
+// *zap.Logger. Its check goes into no probe group on purpose: see
+// [APIServerCheck].
 var Module = fx.Module("kube",
 	fx.Provide(
 		fx.Private,
@@ -24,6 +32,33 @@ var Module = fx.Module("kube",
 			return c.Kubernetes, c.Metadata, c.Dynamic
 		},
 		fx.Annotate(NewReplicaSetWriter, fx.As(new(ports.ReplicaSetLabeler))),
-		fx.Annotate(NewAPIServerCheck, fx.As(new(ports.HealthCheck)), fx.ResultTags(`group:"readyz"`)),
+		newAPIServerProbe,
 	),
+	fx.Invoke(func(*APIServerProbe) {}),
 )
+
+type probeParams struct {
+	fx.In
+	Lifecycle  fx.Lifecycle
+	Client     kubeclient.Interface
+	Options    ProbeOptions          `optional:"true"`
+	Registerer prometheus.Registerer `optional:"true"`
+	Logger     *zap.Logger           `optional:"true"`
+}
+
+func newAPIServerProbe(p probeParams) (*APIServerProbe, error) {
+	check, err := NewAPIServerCheck(p.Client)
+	if err != nil {
+		return nil, fmt.Errorf("kube module: %w", err)
+	}
+	log := p.Logger
+	if log != nil {
+		log = log.Named("apiserver")
+	}
+	probe, err := NewAPIServerProbe(check, p.Options.Interval, p.Registerer, log)
+	if err != nil {
+		return nil, fmt.Errorf("kube module: %w", err)
+	}
+	p.Lifecycle.Append(fx.StartStopHook(probe.Start, probe.Stop))
+	return probe, nil
+}
