@@ -22,6 +22,9 @@
 // "readyz" (the cache's sync, the webhook server's TLS, the leader's lease
 // renewal). [NewCheck] turns a name and a function into a check. Liveness
 // checks must fail only when a restart would help (a wedged process), never
-// because a dependency such as the API server is away: that is what
-// readiness is for.
+// because a dependency such as the API server is away. Readiness checks must
+// fail only when this replica cannot serve admission: an unready replica
+// leaves the webhook Service, and with every replica out, every Pod create
+// in the cluster fails. The API server is in neither, since admission never
+// calls it; its reachability is a metric and a log line of the kube adapter.
 package health
