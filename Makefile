@@ -13,7 +13,7 @@ GOFILES     = $(shell git ls-files --cached --others --exclude-standard '*.go' |
 
 .PHONY: help
 help: ## List the targets.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build the operator binary into bin/operator (static, version-stamped).
@@ -58,6 +58,40 @@ crbaseline: ## Build the controller-runtime baseline (bench/crbaseline, a separa
 .PHONY: bench-ab
 bench-ab: tools build crbaseline ## Side by side: the operator (A) against the controller-runtime baseline (B), alternating runs.
 	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator --ab=$(BIN)/crbaseline $(BENCH_FLAGS)
+
+# kubectl on the PATH, else the one `make tools` builds. The cluster is
+# $KUBECONFIG's, else ~/.kube/config's.
+KUBECTL ?= $(or $(shell command -v kubectl 2>/dev/null),$(BIN)/kubectl)
+DIST    ?= $(CURDIR)/dist
+# with-image renders config/default with the image $(IMG) through a
+# throwaway overlay, then runs the command given.
+with-image = tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; ./hack/image-overlay.sh "$(IMG)" "$$tmp" && $(1)
+
+.PHONY: install
+install: ## Install the ChaosPod CRD into the cluster, as config/default renders it.
+	$(KUBECTL) apply -k config/default -l app.kubernetes.io/component=crd
+
+.PHONY: uninstall
+uninstall: ## Remove the ChaosPod CRD (and every ChaosPod) from the cluster.
+	$(KUBECTL) delete -k config/default -l app.kubernetes.io/component=crd --ignore-not-found
+
+.PHONY: deploy
+deploy: ## Deploy the operator (config/default) with the image $(IMG): kubectl apply -k config/default with that image.
+	@$(call with-image,$(KUBECTL) apply -k "$$tmp")
+
+.PHONY: undeploy
+undeploy: ## Remove everything config/default deploys, the CRD and the namespace included.
+	$(KUBECTL) delete -k config/default --ignore-not-found
+
+.PHONY: build-installer
+build-installer: ## Write $(DIST)/install.yaml, config/default with the image $(IMG) in one file (kubectl apply -f).
+	@mkdir -p $(DIST)
+	@$(call with-image,$(KUBECTL) kustomize "$$tmp" > $(DIST)/install.yaml)
+	@echo "wrote $(DIST)/install.yaml (image $(IMG))"
+
+.PHONY: manifests
+manifests: generate ## Regenerate the CRD, then check config/webhook and config/rbac against the code that uses them.
+	go test -count=1 -run 'TestManifestsMatchTheRegistrationTable|TestRBACGrantsExactlyWhatTheOperatorChecks' ./internal/adapters/webhook ./internal/app
 
 .PHONY: docker-build
 docker-build: ## Build the container image $(IMG) (needs a Docker engine).

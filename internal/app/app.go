@@ -153,12 +153,14 @@ func restConfig(c config.Config) (*rest.Config, error) {
 	return kube.LoadRESTConfig(c.Kubeconfig)
 }
 
-// preflightChecks fail start-up with one clear line before any server,
-// informer or controller starts. fx runs a module's invokes, and so appends
-// their hooks, in the order the modules are declared: this one is declared
-// right after logging.
+// preflightChecks fail start-up with a clear message before any server,
+// informer or controller starts: the API server answers, the operator may
+// do what its enabled parts will do, and the ChaosPod CRD is installed, in
+// this order. fx runs a module's invokes, and so appends their hooks, in
+// the order the modules are declared: this one is declared right after
+// logging.
 func preflightChecks(cfg config.Config) fx.Option {
-	opts := []fx.Option{fx.Invoke(preflight)}
+	opts := []fx.Option{fx.Invoke(preflight), fx.Invoke(permissionCheck)}
 	if cfg.Runs(config.ControllerChaosPod) {
 		opts = append(opts, fx.Invoke(chaosPodCRDCheck))
 	}

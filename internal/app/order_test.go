@@ -40,15 +40,40 @@ func (h *startHooks) all() []string {
 	return append([]string(nil), h.names...)
 }
 
-// The preflight checks run before anything listens or watches: with the
-// ChaosPod CRD missing, start-up fails without a server, informer or
-// controller ever started.
+// The preflight checks run before anything listens or watches: with a
+// permission or the ChaosPod CRD missing, start-up fails without a server,
+// informer or controller ever started.
 func TestPreflightRunsBeforeServersAndInformers(t *testing.T) {
 	t.Parallel()
-	// An API server that answers /version and knows no ChaosPod.
+	tests := []struct {
+		name    string
+		allowed bool
+		want    string
+		checks  int
+	}{
+		{"a permission missing", false, "lacks", 2},
+		{"the ChaosPod CRD missing", true, "missing CRD chaospods", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			preflightFails(t, tt.allowed, tt.want, tt.checks)
+		})
+	}
+}
+
+func preflightFails(t *testing.T, allowed bool, want string, wantChecks int) {
+	// An API server that answers /version, allows or refuses every access
+	// review, and knows no ChaosPod.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/version" {
 			_, _ = w.Write([]byte(`{"major":"1","minor":"37","gitVersion":"v1.37.2"}`))
+			return
+		}
+		if r.URL.Path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			_, _ = fmt.Fprintf(w, `{"kind":"SelfSubjectAccessReview","apiVersion":"authorization.k8s.io/v1","status":{"allowed":%t}}`, allowed)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -73,7 +98,7 @@ current-context: c
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	err := a.Start(ctx)
-	require.ErrorContains(t, err, "missing CRD chaospods")
+	require.ErrorContains(t, err, want)
 
 	// Only logging and the two checks ran; a hook of any other adapter
 	// (named, or fx's wrapper of an annotated one) before the failure would
@@ -82,14 +107,14 @@ current-context: c
 	var checks []string
 	for _, n := range names {
 		switch {
-		case strings.Contains(n, "internal/app.preflight"), strings.Contains(n, "internal/app.chaosPodCRDCheck"):
+		case strings.Contains(n, "internal/app.preflight"), strings.Contains(n, "internal/app.permissionCheck"), strings.Contains(n, "internal/app.chaosPodCRDCheck"):
 			checks = append(checks, n)
 		case strings.Contains(n, "internal/adapters/logging."):
 		default:
 			t.Errorf("hook %s ran before the preflight checks failed: %v", n, names)
 		}
 	}
-	assert.Len(t, checks, 2, "both checks ran: %v", names)
+	assert.Len(t, checks, wantChecks, "the checks up to the failing one ran: %v", names)
 	stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stopCancel()
 	_ = a.Stop(stopCtx)

@@ -163,6 +163,10 @@ func (g authorizationV1) SubjectAccessReviews() SubjectAccessReviewInterface {
 	return createOnly[*authorizationv1.SubjectAccessReview](g.c, authorizationv1.SchemeGroupVersion, "subjectaccessreviews")
 }
 
+func (g authorizationV1) SelfSubjectAccessReviews() SelfSubjectAccessReviewInterface {
+	return createOnly[*authorizationv1.SelfSubjectAccessReview](g.c, authorizationv1.SchemeGroupVersion, "selfsubjectaccessreviews")
+}
+
 type admissionregistrationV1 struct{ c *Clientset }
 
 func (g admissionregistrationV1) MutatingWebhookConfigurations() MutatingWebhookConfigurationInterface {

@@ -59,6 +59,7 @@ type (
 	EventInterface                          = Resource[*eventsv1.Event, *eventsv1.EventList]
 	TokenReviewInterface                    = Creator[*authenticationv1.TokenReview]
 	SubjectAccessReviewInterface            = Creator[*authorizationv1.SubjectAccessReview]
+	SelfSubjectAccessReviewInterface        = Creator[*authorizationv1.SelfSubjectAccessReview]
 	MutatingWebhookConfigurationInterface   = Resource[*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.MutatingWebhookConfigurationList]
 	ValidatingWebhookConfigurationInterface = Resource[*admissionregistrationv1.ValidatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfigurationList]
 )
@@ -93,6 +94,7 @@ type AuthenticationV1Interface interface {
 // AuthorizationV1Interface serves authorization.k8s.io/v1.
 type AuthorizationV1Interface interface {
 	SubjectAccessReviews() SubjectAccessReviewInterface
+	SelfSubjectAccessReviews() SelfSubjectAccessReviewInterface
 }
 
 // AdmissionregistrationV1Interface serves admissionregistration.k8s.io/v1.

@@ -88,6 +88,10 @@ func (g authorizationV1) SubjectAccessReviews() kubeclient.SubjectAccessReviewIn
 	return g.cs.AuthorizationV1().SubjectAccessReviews()
 }
 
+func (g authorizationV1) SelfSubjectAccessReviews() kubeclient.SelfSubjectAccessReviewInterface {
+	return g.cs.AuthorizationV1().SelfSubjectAccessReviews()
+}
+
 type admissionregistrationV1 struct{ cs kubernetes.Interface }
 
 func (g admissionregistrationV1) MutatingWebhookConfigurations() kubeclient.MutatingWebhookConfigurationInterface {

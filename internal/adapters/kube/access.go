@@ -1,0 +1,125 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
+)
+
+// Access is one request the operator's identity must be allowed to make.
+type Access struct {
+	Verb        string
+	Group       string
+	Resource    string
+	Subresource string
+	// Namespace and Name narrow the request; empty means every namespace
+	// (or a cluster-scoped resource) and any name.
+	Namespace string
+	Name      string
+	// GrantedBy says where the operator's manifests grant it, so that the
+	// error says what to edit.
+	GrantedBy string
+}
+
+// String spells the request as RBAC does: verb group/resource/subresource
+// "name" in namespace "ns"; without a namespace it is cluster-wide.
+func (a Access) String() string {
+	var b strings.Builder
+	b.WriteString(a.Verb)
+	b.WriteByte(' ')
+	if a.Group != "" {
+		b.WriteString(a.Group + "/")
+	}
+	b.WriteString(a.Resource)
+	if a.Subresource != "" {
+		b.WriteString("/" + a.Subresource)
+	}
+	if a.Name != "" {
+		fmt.Fprintf(&b, " %q", a.Name)
+	}
+	if a.Namespace != "" {
+		fmt.Fprintf(&b, " in namespace %q", a.Namespace)
+	}
+	return b.String()
+}
+
+// MissingAccessError lists what the API server refused, one line each.
+type MissingAccessError struct {
+	Missing []Access
+}
+
+func (e *MissingAccessError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the operator's identity lacks %d permission(s) its enabled parts use:", len(e.Missing))
+	for _, a := range e.Missing {
+		fmt.Fprintf(&b, "\n  cannot %s: granted by %s", a, a.GrantedBy)
+	}
+	return b.String()
+}
+
+// accessCheckParallelism bounds the reviews in flight: enough that a
+// dozen cost about one round trip, few enough not to burst.
+const accessCheckParallelism = 8
+
+// CheckAccess asks the API server, with one SelfSubjectAccessReview per
+// request, whether the operator's identity may make each of wants. It
+// returns a *MissingAccessError naming every refused one, or the first
+// error that kept it from asking. Any authenticated identity may create
+// SelfSubjectAccessReviews, so the check itself needs no grant.
+func CheckAccess(ctx context.Context, client kubeclient.Interface, wants []Access) error {
+	if client == nil {
+		return errors.New("access check: a kubernetes client is required")
+	}
+	allowed := make([]bool, len(wants))
+	errs := make([]error, len(wants))
+	sem := make(chan struct{}, accessCheckParallelism)
+	var wg sync.WaitGroup
+	for i, want := range wants {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			allowed[i], errs[i] = review(ctx, client, want)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("access check: %w", err) // the others failed alike
+		}
+	}
+	var missing []Access
+	for i, want := range wants {
+		if !allowed[i] {
+			missing = append(missing, want)
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingAccessError{Missing: missing}
+	}
+	return nil
+}
+
+func review(ctx context.Context, client kubeclient.Interface, want Access) (bool, error) {
+	r, err := client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Verb:        want.Verb,
+			Group:       want.Group,
+			Resource:    want.Resource,
+			Subresource: want.Subresource,
+			Namespace:   want.Namespace,
+			Name:        want.Name,
+		}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		return false, fmt.Errorf("review %s: %w", want, err)
+	}
+	return r.Status.Allowed, nil
+}
