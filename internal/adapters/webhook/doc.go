@@ -53,7 +53,20 @@
 // # Transport
 //
 // HTTPS only, TLS 1.2 or later, HTTP/1.1 unless Options.EnableHTTP2, with
-// header, read, write and idle timeouts. [Server.Start] binds synchronously
+// header, read, write and idle timeouts.
+//
+// What requests hold in memory is held to a budget: a body's buffer grows
+// with the bytes that arrive (a declared Content-Length above the limit is
+// refused with 413, but never sizes an allocation), each growth is
+// reserved first out of Options.MaxBodyBytesInFlight, and at most
+// Options.MaxRequestsInFlight requests are read or served at once. A
+// request the budget cannot take is answered at once with 429 and
+// Retry-After rather than queued, and counted in
+// operator_webhook_requests_rejected_total{webhook,reason} as well as in
+// controller_runtime_webhook_requests_total; operator_webhook_body_bytes_in_flight
+// shows what is taken. Part of the budget is kept for the first 16 KiB of
+// each body, so the API server's ordinary reviews are served while large
+// or slow bodies hold the rest. [Server.Start] binds synchronously
 // (a bind error is returned) and serves in the background; [Server.Stop]
 // lets requests in flight finish within its context. [Server.ReadinessCheck]
 // passes only once the server completes a TLS handshake on its own port

@@ -16,7 +16,19 @@ type metrics struct {
 	total    *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	inFlight *prometheus.GaugeVec
+
+	// The request budget's own figures, not controller-runtime's: how
+	// much of it is taken, and the requests it turned away.
+	bodyBytes prometheus.Gauge
+	rejected  *prometheus.CounterVec
 }
+
+// Why the budget turned a request away: the label reason of
+// operator_webhook_requests_rejected_total.
+const (
+	rejectedRequests  = "requests"
+	rejectedBodyBytes = "body_bytes"
+)
 
 func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 	m := &metrics{
@@ -32,9 +44,17 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 			Name: "controller_runtime_webhook_requests_in_flight",
 			Help: "Current number of admission requests being served.",
 		}, []string{"webhook"}),
+		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "operator_webhook_body_bytes_in_flight",
+			Help: "Bytes of memory the request bodies being read or served hold, out of the webhook server's budget.",
+		}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "operator_webhook_requests_rejected_total",
+			Help: "Requests answered 429 because the webhook server's budget of requests or of body bytes in flight was spent.",
+		}, []string{"webhook", "reason"}),
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight} {
+	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight, m.bodyBytes, m.rejected} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -49,6 +69,8 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 		m.total.WithLabelValues(p, "500")
 		m.latency.WithLabelValues(p)
 		m.inFlight.WithLabelValues(p)
+		m.rejected.WithLabelValues(p, rejectedRequests)
+		m.rejected.WithLabelValues(p, rejectedBodyBytes)
 	}
 	return m, nil
 }

@@ -29,6 +29,13 @@ const (
 	// DefaultMaxConversionBytes is larger: the API server converts a whole
 	// list in one ConversionReview.
 	DefaultMaxConversionBytes = 64 << 20
+	// DefaultMaxBodyBytesInFlight and DefaultMaxRequestsInFlight bound
+	// what requests hold at once, so that a flood of large or slow bodies
+	// keeps the operator well under half of its 256 MiB memory limit
+	// (config/manager/manager.yaml). Every request in flight costs its
+	// connection's buffers and goroutine on top of its body.
+	DefaultMaxBodyBytesInFlight = 32 << 20
+	DefaultMaxRequestsInFlight  = 512
 	// DefaultCertPollInterval is how often external certificate files are
 	// re-read. A Secret volume takes up to a minute to change anyway.
 	DefaultCertPollInterval = 3 * time.Second
@@ -69,6 +76,16 @@ type Options struct {
 	MaxRequestBytes int64
 	// MaxConversionBytes bounds a ConversionReview body; larger ones get 413.
 	MaxConversionBytes int64
+	// MaxBodyBytesInFlight bounds the bytes that all request bodies being
+	// read or served hold at once; a request the budget cannot spare its
+	// next bytes gets 429 with Retry-After. 16 KiB per request slot, up to
+	// half of it, is kept for the first 16 KiB of each body (budget.go), so
+	// no body can be larger than the rest plus 16 KiB, whatever the two
+	// limits above say: a larger one gets 413.
+	MaxBodyBytesInFlight int64
+	// MaxRequestsInFlight bounds the requests read or served at once;
+	// more get 429 with Retry-After.
+	MaxRequestsInFlight int
 
 	// ShutdownDelay is how long Stop goes on serving before it closes the
 	// listener, answering with "Connection: close" meanwhile. The API
@@ -105,6 +122,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxConversionBytes == 0 {
 		o.MaxConversionBytes = DefaultMaxConversionBytes
 	}
+	if o.MaxBodyBytesInFlight == 0 {
+		o.MaxBodyBytesInFlight = DefaultMaxBodyBytesInFlight
+	}
+	if o.MaxRequestsInFlight == 0 {
+		o.MaxRequestsInFlight = DefaultMaxRequestsInFlight
+	}
 	if o.ReadHeaderTimeout == 0 {
 		o.ReadHeaderTimeout = DefaultReadHeaderTimeout
 	}
@@ -133,6 +156,9 @@ func (o Options) validate() error {
 	}
 	if o.MaxRequestBytes < 0 || o.MaxConversionBytes < 0 {
 		errs = append(errs, errors.New("negative request size limit"))
+	}
+	if o.MaxBodyBytesInFlight < 0 || o.MaxRequestsInFlight < 0 {
+		errs = append(errs, errors.New("negative in-flight limit"))
 	}
 	if o.CertPollInterval < 0 {
 		errs = append(errs, errors.New("negative certificate poll interval"))

@@ -36,6 +36,7 @@ type Server struct {
 	log         *zap.Logger
 	metrics     *metrics
 	mux         *http.ServeMux
+	budget      *budget
 
 	// draining is set by Stop: responses then close their connection, so
 	// that callers open new ones while the server still accepts them.
@@ -75,14 +76,15 @@ func New(opts Options, certs ports.CertSource, hooks []Hook, reg prometheus.Regi
 	}
 	s := &Server{
 		opts: opts, certs: certs, log: logger, metrics: m, mux: http.NewServeMux(),
+		budget:      newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes),
 		hooks:       append([]Hook(nil), hooks...),
 		conversions: append([]Conversion(nil), conversions...),
 	}
 	for _, h := range s.hooks {
-		s.mux.Handle(h.Path, s.hookHandler(h))
+		s.mux.Handle(h.Path, s.leased(h.Path, s.hookHandler(h)))
 	}
 	for _, c := range s.conversions {
-		s.mux.Handle(c.Path, s.conversionHandler(c))
+		s.mux.Handle(c.Path, s.leased(c.Path, s.conversionHandler(c)))
 	}
 	return s, nil
 }
@@ -110,6 +112,12 @@ func (s *Server) Start(ctx context.Context) error {
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(s.opts.EnableHTTP2)
+	// Each timeout bounds how long a client may hold a connection, and
+	// with it a request slot and what its body holds of the budget: the
+	// header timeout a client that never finishes its headers, the read
+	// timeout one that trickles its body (the API server gives a webhook
+	// at most 30 s, so a request still arriving after that has no one to
+	// answer), the idle timeout a kept-alive connection that sends nothing.
 	srv := &http.Server{
 		Handler: http.HandlerFunc(s.serveHTTP),
 		TLSConfig: &tls.Config{
@@ -322,9 +330,37 @@ func (s *Server) write(w http.ResponseWriter, out outcome) int {
 	return writeJSON(w, out.code, out.review)
 }
 
+// leased gives each request to next a lease on the budget, carried by its
+// body so that readBody finds it whatever handler calls it, and releases
+// the lease once next has returned.
+func (s *Server) leased(path string, next http.Handler) http.Handler {
+	rejected := map[string]prometheus.Counter{
+		rejectedRequests:  s.metrics.rejected.WithLabelValues(path, rejectedRequests),
+		rejectedBodyBytes: s.metrics.rejected.WithLabelValues(path, rejectedBodyBytes),
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		orig := r.Body
+		body := &leasedBody{ReadCloser: orig, lease: lease{budget: s.budget}, rejected: rejected}
+		defer body.release()
+		r.Body = body
+		// net/http looks at its own body type once the handler has
+		// returned, to decide how much of an unread rest to drain.
+		defer func() { r.Body = orig }()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// leasedBody is a request body with its request's lease.
+type leasedBody struct {
+	io.ReadCloser
+	lease
+	rejected map[string]prometheus.Counter // by reason
+}
+
 // readBody applies the transport rules every endpoint shares: POST, JSON,
-// a non-empty body within limit. A non-zero code is the HTTP error to send
-// with problem; what names the expected payload in that message.
+// a non-empty body within limit, read within the budget. A non-zero code
+// is the HTTP error to send with problem; what names the expected payload
+// in that message.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) (body []byte, code int, problem string) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -333,28 +369,56 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, w
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
 		return nil, http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q is not served; send application/json", ct)
 	}
+	lb, ok := r.Body.(*leasedBody)
+	if !ok {
+		return nil, http.StatusInternalServerError, "internal error: request without a budget lease"
+	}
+	// A body the budget could never hold would be refused with 429 for
+	// ever; 413 tells the caller not to retry.
+	limit = min(limit, s.budget.maxBody())
 	if r.ContentLength > limit {
+		hangUp(w)
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
 	}
-	var err error
-	if r.ContentLength > 0 {
-		// The usual case: the size is known (and within limit), so the body
-		// is read into one buffer of that size, not grown into.
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(r.Body, body)
-	} else {
-		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if !lb.enter() {
+		return s.refuse(w, lb, rejectedRequests, "too many requests in flight")
 	}
+	body, err := lb.readAll(lb.ReadCloser, r.ContentLength, limit)
 	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		lb.dropBytes()
+		switch {
+		case errors.Is(err, errOverBudget):
+			return s.refuse(w, lb, rejectedBodyBytes, "too many request body bytes in flight")
+		case errors.Is(err, errTooLarge):
+			hangUp(w)
 			return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit)
 		}
+		hangUp(w)
 		return nil, http.StatusBadRequest, fmt.Sprintf("read request body: %v", err)
 	}
 	if len(body) == 0 {
 		return nil, http.StatusBadRequest, "empty request body; send " + what
 	}
 	return body, 0, ""
+}
+
+// refuse answers a request the budget cannot take with 429 and a
+// Retry-After, as the API server's own max-in-flight limit does, and
+// closes the connection after the answer instead of reading on: what the
+// client still sends is what the budget had no room for.
+func (s *Server) refuse(w http.ResponseWriter, lb *leasedBody, reason, why string) ([]byte, int, string) {
+	lb.rejected[reason].Inc()
+	w.Header().Set("Retry-After", "1")
+	hangUp(w)
+	return nil, http.StatusTooManyRequests, "the webhook server is busy: " + why + "; retry later"
+}
+
+// hangUp closes the connection after the answer to a request whose body
+// was not read to its end, so that net/http answers before it reads any of
+// the rest (it then drains at most 256 KiB, which lets the caller read the
+// answer before the connection closes, and holds nothing of the budget).
+func hangUp(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
 }
 
 // writeJSON sends v with code and returns the status code actually sent.

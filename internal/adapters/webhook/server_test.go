@@ -1,15 +1,21 @@
 package webhook_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -512,4 +518,206 @@ func TestJSONWithParametersIsServed(t *testing.T) {
 		resp, _ := f.post(t, webhook.PodValidatePath, ct, podReview(t, "c1", admissionv1.Create, testPod(nil), nil))
 		assert.Equal(t, http.StatusOK, resp.StatusCode, ct)
 	}
+}
+
+// startBody opens a connection to the server and sends the head of a POST
+// to path declaring declared bytes of JSON, then send, from a goroutine:
+// the server may refuse the body before it has all of it. The connection
+// is closed at the end of the test.
+func (f *fixture) startBody(t *testing.T, path string, declared int64, send []byte) *tls.Conn {
+	t.Helper()
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(f.ca.CertPEM))
+	conn, err := tls.Dial("tcp", f.server.Addr().String(), &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	require.NoError(t, err)
+	sent := make(chan struct{})
+	t.Cleanup(func() {
+		_ = conn.Close()
+		<-sent
+	})
+	go func() {
+		defer close(sent)
+		if _, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, declared); err != nil {
+			return
+		}
+		_, _ = conn.Write(send) // the server may have refused the rest
+	}()
+	return conn
+}
+
+// answer reads the server's answer on conn.
+func answer(t *testing.T, conn *tls.Conn) (*http.Response, string) {
+	t.Helper()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(body)
+}
+
+// operatorMetrics flattens the server's operator_webhook_ metrics as
+// gather does controller-runtime's.
+func operatorMetrics(t *testing.T, g prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	families, err := g.Gather()
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, mf := range families {
+		if !strings.HasPrefix(mf.GetName(), "operator_webhook_") {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			key := mf.GetName() + "{" + strings.Join(labels, ",") + "}"
+			switch {
+			case m.GetCounter() != nil:
+				out[key] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				out[key] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+const bodyBytesInFlight = "operator_webhook_body_bytes_in_flight{}"
+
+func bodyBytes(t *testing.T, f *fixture) float64 {
+	t.Helper()
+	return operatorMetrics(t, f.reg)[bodyBytesInFlight]
+}
+
+// The budget answers a request it has no room for at once, with 429 and
+// Retry-After, and counts it; a small review still gets through while
+// large bodies hold all they may of it.
+func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
+	t.Parallel()
+	review := podReview(t, "small", admissionv1.Create, testPod(nil), nil)
+	type body struct {
+		declared int64
+		send     []byte
+	}
+	tests := []struct {
+		name       string
+		mod        func(*webhook.Options)
+		holders    []body
+		held       float64 // the bytes the holders reserve
+		refused    body
+		reason     string
+		reviewCode int // a small review's answer while the holders hold
+		rejected   float64
+	}{
+		{
+			name:       "requests in flight",
+			mod:        func(o *webhook.Options) { o.MaxRequestsInFlight = 2 },
+			holders:    []body{{1 << 10, []byte(`{"apiVersion":`)}, {1 << 10, []byte(`{"apiVersion":`)}},
+			held:       2 << 10, // each its declared KiB, all it may ever need
+			refused:    body{int64(len(review)), review},
+			reason:     "requests",
+			reviewCode: http.StatusTooManyRequests,
+			rejected:   2,
+		},
+		{
+			// 256 KiB with 512 slots keeps half for the first 16 KiB of
+			// each body: large parts fill 128 KiB at most, and no body is
+			// larger than 144 KiB.
+			name:       "body bytes in flight",
+			mod:        func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 },
+			holders:    []body{{140 << 10, bytes.Repeat([]byte("x"), 100<<10)}},
+			held:       128 << 10,
+			refused:    body{140 << 10, bytes.Repeat([]byte("x"), 100<<10)},
+			reason:     "body_bytes",
+			reviewCode: http.StatusOK,
+			rejected:   1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := startFixture(t, podHooks(), tt.mod)
+			var holders []*tls.Conn
+			for _, h := range tt.holders {
+				holders = append(holders, f.startBody(t, webhook.PodMutatePath, h.declared, h.send))
+			}
+			require.Eventually(t, func() bool { return bodyBytes(t, f) == tt.held }, 5*time.Second, 5*time.Millisecond, "the holders' bodies are being read")
+
+			resp, text := answer(t, f.startBody(t, webhook.PodMutatePath, tt.refused.declared, tt.refused.send))
+			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, text)
+			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+			assert.True(t, resp.Close, "the connection closes after the answer")
+			assert.Contains(t, text, "busy")
+
+			resp, text2 := f.post(t, webhook.PodMutatePath, "application/json", review)
+			assert.Equal(t, tt.reviewCode, resp.StatusCode, string(text2))
+
+			got := operatorMetrics(t, f.reg)
+			assert.Equal(t, tt.rejected, got[fmt.Sprintf(`operator_webhook_requests_rejected_total{reason=%q,webhook="/mutate--v1-pod"}`, tt.reason)])
+			assert.Equal(t, tt.rejected, gather(t, f.reg)[`controller_runtime_webhook_requests_total{code="429",webhook="/mutate--v1-pod"}`])
+			assert.LessOrEqual(t, got[bodyBytesInFlight], float64(256<<10))
+
+			// Once the holders are gone, everything they held is back and
+			// the review is served.
+			for _, c := range holders {
+				require.NoError(t, c.Close())
+			}
+			require.Eventually(t, func() bool { return bodyBytes(t, f) == 0 }, 5*time.Second, 5*time.Millisecond)
+			assert.True(t, f.admit(t, webhook.PodMutatePath, review).Allowed)
+			assert.Zero(t, bodyBytes(t, f))
+		})
+	}
+}
+
+// A declared length the server will not read is refused before a byte of
+// the body is sent.
+func TestOversizeDeclaredLengthIsRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		mod      func(*webhook.Options)
+		declared int64
+		limit    string
+	}{
+		{name: "past the request limit", declared: webhook.DefaultMaxRequestBytes + 1, limit: "7340032"},
+		// 256 KiB, half of it reserved for the first 16 KiB of each body:
+		// no body can be larger than 144 KiB.
+		{name: "past what the budget can hold", mod: func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 }, declared: 200 << 10, limit: "147456"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := startFixture(t, podHooks(), tt.mod)
+			resp, text := answer(t, f.startBody(t, webhook.PodMutatePath, tt.declared, nil))
+			assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+			assert.Contains(t, text, "exceeds the limit of "+tt.limit)
+			assert.Zero(t, bodyBytes(t, f), "nothing reserved")
+		})
+	}
+}
+
+// A body's buffer grows with the bytes that arrive, not with the length it
+// declares, and whatever it held goes back when the client goes away in
+// the middle of it.
+func TestBodyHoldsWhatArrivedAndGivesItBack(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	conn := f.startBody(t, webhook.PodMutatePath, webhook.DefaultMaxRequestBytes, []byte(`{"apiVersi`))
+	require.Eventually(t, func() bool { return bodyBytes(t, f) > 0 }, 5*time.Second, 5*time.Millisecond)
+	assert.LessOrEqual(t, bodyBytes(t, f), float64(4<<10), "ten bytes sent of a declared 7 MiB: one first chunk held")
+	assert.Equal(t, float64(1), gather(t, f.reg)[`controller_runtime_webhook_requests_in_flight{webhook="/mutate--v1-pod"}`])
+
+	require.NoError(t, conn.Close())
+	require.Eventually(t, func() bool {
+		return bodyBytes(t, f) == 0 && gather(t, f.reg)[`controller_runtime_webhook_requests_in_flight{webhook="/mutate--v1-pod"}`] == 0
+	}, 5*time.Second, 5*time.Millisecond, "the budget is given back when the client goes away")
+	assert.Equal(t, float64(1), gather(t, f.reg)[`controller_runtime_webhook_requests_total{code="400",webhook="/mutate--v1-pod"}`], "the cut body is a bad request")
+
+	for i := range 3 {
+		f.admit(t, webhook.PodMutatePath, podReview(t, fmt.Sprintf("u%d", i), admissionv1.Create, testPod(nil), nil))
+	}
+	assert.Zero(t, bodyBytes(t, f), "served requests give everything back")
 }
