@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,12 +22,16 @@ import (
 )
 
 // TestAPIServerOutage takes kube-apiserver away for ten seconds under a
-// running operator (both controllers). The process must ride it out —
-// alive, /healthz 200, /readyz failing — and, once the API server is back,
-// turn ready and converge everything: objects created right before the
-// outage that it may have had no time for, and objects created right after.
+// running operator (both controllers). The process must ride it out: alive,
+// /healthz and /readyz 200 throughout, since neither liveness nor admission
+// needs the API server, with operator_apiserver_reachable telling the
+// outage instead. Once the API server is back, the gauge returns to 1 and
+// everything converges: objects created right before the outage that it
+// may have had no time for, and objects created right after.
 func TestAPIServerOutage(t *testing.T) {
 	t.Parallel()
+	// Longer than a probe interval plus its timeout, so that the probe sees
+	// the outage whatever its phase when the API server goes.
 	const outage = 10 * time.Second
 	const ns = "outage"
 	// An API server that does not stop within a second is killed: the
@@ -54,6 +59,10 @@ func TestAPIServerOutage(t *testing.T) {
 	createChaosPods(t, dyn, ns, "steady", 3)
 	waitAllLabeled(t, cs, ns, 20, 30*time.Second)
 	waitChaosPodsRunning(t, dyn, cs, ns, 3, 30*time.Second)
+	require.Eventually(t, func() bool {
+		v, ok := reachableGauge(p)
+		return ok && v == 1
+	}, 15*time.Second, 100*time.Millisecond, "operator_apiserver_reachable is 1 before the outage")
 
 	// Created right before the stop: the operator may or may not get to
 	// them before its connections drop.
@@ -64,38 +73,53 @@ func TestAPIServerOutage(t *testing.T) {
 	stopping := time.Now()
 	require.NoError(t, cp.StopComponent("kube-apiserver"))
 	down := time.Now()
-	// The apiserver readiness check reuses an answer for a second.
-	const readyzLag = 1500 * time.Millisecond
-	var samples, live, readyLate int
-	var unready time.Time
+	var samples, live, ready int
+	var gaugeZero time.Time
 	tick := time.NewTicker(100 * time.Millisecond)
 	for time.Since(down) < outage {
 		<-tick.C
 		require.True(t, p.Running(), "the operator exited during the outage:\n%s", p.Output())
 		samples++
-		at := time.Now()
 		if operatorproc.HTTPStatus(p.Health+"/readyz") == http.StatusOK {
-			if at.Sub(down) > readyzLag {
-				readyLate++
-			}
-		} else if unready.IsZero() {
-			unready = at
+			ready++
 		}
 		if operatorproc.HTTPStatus(p.Health+"/healthz") == http.StatusOK {
 			live++
 		}
+		if v, ok := reachableGauge(p); ok && v == 0 && gaugeZero.IsZero() {
+			gaugeZero = time.Now()
+		}
 	}
 	tick.Stop()
-	require.NoError(t, cp.RestartComponent(ctx, "kube-apiserver"))
-	up := time.Now()
-	var readyAgain time.Time
-	require.Eventually(t, func() bool {
-		if operatorproc.HTTPStatus(p.Health+"/readyz") != http.StatusOK {
-			return false
+	// Readiness stays sampled while the API server starts again and the
+	// informers reconnect, until the gauge says it is back: neither is a
+	// reason to refuse admission.
+	restarted := make(chan error, 1)
+	restarting := time.Now()
+	go func() { restarted <- cp.RestartComponent(ctx, "kube-apiserver") }()
+	var up, reachableAgain time.Time
+	var samplesAfter, readyAfter int
+	deadline := time.After(60 * time.Second)
+	tick = time.NewTicker(100 * time.Millisecond)
+	for up.IsZero() || reachableAgain.IsZero() {
+		select {
+		case err := <-restarted:
+			require.NoError(t, err, "restart kube-apiserver")
+			up = time.Now()
+		case <-deadline:
+			require.Fail(t, "operator_apiserver_reachable is not 1 again a minute into the restart",
+				"restarted: %v, samples: %d", !up.IsZero(), samplesAfter)
+		case <-tick.C:
+			samplesAfter++
+			if operatorproc.HTTPStatus(p.Health+"/readyz") == http.StatusOK {
+				readyAfter++
+			}
+			if v, ok := reachableGauge(p); ok && v == 1 && reachableAgain.IsZero() {
+				reachableAgain = time.Now()
+			}
 		}
-		readyAgain = time.Now()
-		return true
-	}, 30*time.Second, 50*time.Millisecond, "/readyz is 200 again once the API server is back")
+	}
+	tick.Stop()
 
 	createReplicaSets(t, cs, ns, "after", 20, 4)
 	createChaosPods(t, dyn, ns, "after", 2)
@@ -108,22 +132,31 @@ func TestAPIServerOutage(t *testing.T) {
 
 	require.True(t, p.Running(), "the operator survived the outage")
 	assert.Equal(t, http.StatusOK, operatorproc.HTTPStatus(p.Health+"/healthz"))
+	assert.Equal(t, http.StatusOK, operatorproc.HTTPStatus(p.Health+"/readyz"))
 	figure(t, "outage-api-server-stop", down.Sub(stopping))
 	figure(t, "outage-api-server-down", up.Sub(down))
 	figure(t, "outage-replicasets-unlabeled-at-stop", len(pendingRS))
 	figure(t, "outage-healthz-200-samples", fmt.Sprintf("%d/%d", live, samples))
-	figure(t, "outage-readyz-200-samples-past-lag", readyLate)
-	if !unready.IsZero() {
-		figure(t, "outage-readyz-failing-after-stop", unready.Sub(down))
+	figure(t, "outage-readyz-200-samples", fmt.Sprintf("%d/%d", ready, samples))
+	figure(t, "outage-readyz-200-samples-during-restart", fmt.Sprintf("%d/%d", readyAfter, samplesAfter))
+	if !gaugeZero.IsZero() {
+		figure(t, "outage-gauge-0-after-stop", gaugeZero.Sub(down))
 	}
-	figure(t, "outage-readyz-200-after-restart", readyAgain.Sub(up))
+	figure(t, "outage-api-server-restart", up.Sub(restarting))
+	figure(t, "outage-gauge-1-after-restart-began", reachableAgain.Sub(restarting))
 	figure(t, "outage-replicasets-converged-after-restart", labeled.Sub(up))
 	figure(t, "outage-chaospods-converged-after-restart", running.Sub(up))
 	// Liveness must not fail because a dependency is away: a restart
-	// would not bring the API server back. Readiness must tell.
+	// would not bring the API server back. Nor readiness: an unready
+	// replica leaves the webhook without endpoints and fails every Pod
+	// create in the cluster, though admission never calls the API server.
 	assert.Equal(t, samples, live, "/healthz answered 200 throughout the outage")
-	assert.False(t, unready.IsZero(), "/readyz failed during the outage")
-	assert.Zero(t, readyLate, "/readyz answered 200 more than %s into the outage", readyzLag)
+	assert.Equal(t, samples, ready, "/readyz answered 200 throughout the outage")
+	assert.Equal(t, samplesAfter, readyAfter, "/readyz answered 200 while the API server came back")
+	assert.False(t, gaugeZero.IsZero(), "operator_apiserver_reachable went to 0 during the outage")
+	out := p.Output()
+	assert.Equal(t, 1, strings.Count(out, `"api server unreachable"`), "the loss is logged once, not per probe")
+	assert.Equal(t, 1, strings.Count(out, `"api server reachable again"`), "the recovery is logged once")
 }
 
 func createChaosPods(t *testing.T, dyn dynamic.Interface, namespace, prefix string, n int) {

@@ -27,4 +27,12 @@
 // errors through [TranslateError], which maps them onto the port errors
 // (ports.ErrNotFound, ports.ErrConflict, ...) and keeps the API server's
 // message for logs.
+//
+// # Reachability
+//
+// [APIServerProbe] asks the API server for its version in the background
+// and keeps the gauge operator_apiserver_reachable at 1 or 0, logging each
+// change once rather than each probe. Its [APIServerCheck] is kept out of
+// /readyz and /healthz: admission never calls the API server, so an outage
+// must neither take the webhook's endpoints away nor restart the process.
 package kube
