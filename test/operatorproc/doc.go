@@ -20,4 +20,10 @@
 // SIGKILL from the kernel (Pdeathsig) should the test binary die without
 // running its cleanups. Its combined stdout and stderr are printed when the
 // test failed.
+//
+// # Races in the process
+//
+// Under `go test -race`, [Build] builds the operator with the race detector
+// too, and a process whose output holds a race report fails its test in
+// t.Cleanup, even when it was killed or its exit code never looked at.
 package operatorproc

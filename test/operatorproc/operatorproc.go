@@ -29,17 +29,32 @@ const ReadyTimeout = 60 * time.Second
 var httpClient = &http.Client{Timeout: 2 * time.Second}
 
 // Build compiles ./cmd/operator of the module at repoRoot into dir and
-// returns the binary's path.
+// returns the binary's path. When this test binary runs with the race
+// detector, the operator is built with it too, so that a race in the
+// process under test fails the test as one in the test itself would;
+// otherwise it is built as `make build` builds it, static and stripped.
 func Build(repoRoot, dir string) (string, error) {
 	bin := filepath.Join(dir, "operator")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/operator")
+	env, flags := buildFlags(raceEnabled)
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, "./cmd/operator")...)
 	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build operator: %w: %s", err, strings.TrimSpace(out.String()))
+		return "", fmt.Errorf("build operator (%s %s): %w: %s", strings.Join(env, " "), strings.Join(flags, " "), err, strings.TrimSpace(out.String()))
 	}
 	return bin, nil
+}
+
+// buildFlags returns the environment and the go build flags of the operator
+// binary. The race detector needs cgo, which the release build turns off to
+// be static; the release build's own flags mirror the Makefile's GO_BUILD.
+func buildFlags(race bool) (env, flags []string) {
+	if race {
+		return []string{"CGO_ENABLED=1"}, []string{"-race"}
+	}
+	return []string{"CGO_ENABLED=0"}, []string{"-trimpath", "-ldflags", "-s -w"}
 }
 
 // Process is a running (or exited) operator binary.
@@ -100,6 +115,11 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 		default:
 			_ = p.cmd.Process.Kill()
 			<-p.exited
+		}
+		// The race detector reports as it finds and only sets the exit code
+		// at exit, so the output is checked even for a killed process.
+		if races := raceReports(p.Output()); races != "" {
+			t.Errorf("operator (pid %d) has a data race:\n%s", p.Pid(), races)
 		}
 		if t.Failed() {
 			t.Logf("operator (pid %d) output:\n%s", p.Pid(), p.Output())
