@@ -13,15 +13,19 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // CABundleTarget is an object whose clientConfig must trust the self-issued
-// CA. The webhook configurations are targets; the CRD's conversion webhook
-// will be one too (add a target built on a dynamic or apiextensions client,
-// and provide it to Module in the group "webhook-ca-targets").
+// CA. The webhook configurations are targets, and so is the CRD's
+// conversion webhook (CRDConversionTarget, provided to Module in the group
+// "webhook-ca-targets"). Targets of this package are also watched, so a
+// wiped bundle is restored at once; others are checked on every refresh.
 type CABundleTarget interface {
 	// String names the target in logs, e.g. "MutatingWebhookConfiguration/x".
 	String() string
@@ -40,19 +44,30 @@ var errStaleBundle = errors.New("target trusts a newer CA than the bundle to wri
 // of the named MutatingWebhookConfiguration.
 func MutatingWebhookConfigurationTarget(client kubeclient.Interface, name string) CABundleTarget {
 	api := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
+	configs := func(obj runtime.Object) (string, []*admissionregistrationv1.WebhookClientConfig, bool) {
+		cfg, ok := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
+		if !ok {
+			return "", nil, false
+		}
+		out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+		for i := range cfg.Webhooks {
+			out[i] = &cfg.Webhooks[i].ClientConfig
+		}
+		return cfg.Name, out, true
+	}
 	return &configTarget{
-		kind: "MutatingWebhookConfiguration",
-		name: name,
+		kind:    "MutatingWebhookConfiguration",
+		name:    name,
+		configs: configs,
+		getFn:   func(ctx context.Context) (runtime.Object, error) { return api.Get(ctx, name, metav1.GetOptions{}) },
+		watchFn: api.Watch,
 		inject: func(ctx context.Context, bundle []byte) (bool, error) {
 			cfg, err := api.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
-			configs := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
-			for i := range cfg.Webhooks {
-				configs[i] = &cfg.Webhooks[i].ClientConfig
-			}
-			changed, err := setBundles(configs, bundle)
+			_, ccs, _ := configs(cfg)
+			changed, err := setBundles(ccs, bundle)
 			if err != nil || !changed {
 				return false, err
 			}
@@ -66,19 +81,30 @@ func MutatingWebhookConfigurationTarget(client kubeclient.Interface, name string
 // of the named ValidatingWebhookConfiguration.
 func ValidatingWebhookConfigurationTarget(client kubeclient.Interface, name string) CABundleTarget {
 	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	configs := func(obj runtime.Object) (string, []*admissionregistrationv1.WebhookClientConfig, bool) {
+		cfg, ok := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
+		if !ok {
+			return "", nil, false
+		}
+		out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+		for i := range cfg.Webhooks {
+			out[i] = &cfg.Webhooks[i].ClientConfig
+		}
+		return cfg.Name, out, true
+	}
 	return &configTarget{
-		kind: "ValidatingWebhookConfiguration",
-		name: name,
+		kind:    "ValidatingWebhookConfiguration",
+		name:    name,
+		configs: configs,
+		getFn:   func(ctx context.Context) (runtime.Object, error) { return api.Get(ctx, name, metav1.GetOptions{}) },
+		watchFn: api.Watch,
 		inject: func(ctx context.Context, bundle []byte) (bool, error) {
 			cfg, err := api.Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
-			configs := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
-			for i := range cfg.Webhooks {
-				configs[i] = &cfg.Webhooks[i].ClientConfig
-			}
-			changed, err := setBundles(configs, bundle)
+			_, ccs, _ := configs(cfg)
+			changed, err := setBundles(ccs, bundle)
 			if err != nil || !changed {
 				return false, err
 			}
@@ -92,9 +118,48 @@ type configTarget struct {
 	kind, name string
 	// inject reads, sets and (when changed) updates the object once.
 	inject func(ctx context.Context, bundle []byte) (bool, error)
+	// configs returns a configuration's name and the client configs the
+	// bundle goes into, or false for an object of another kind.
+	configs func(obj runtime.Object) (string, []*admissionregistrationv1.WebhookClientConfig, bool)
+	getFn   func(ctx context.Context) (runtime.Object, error)
+	watchFn func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
+var _ watchedTarget = (*configTarget)(nil)
+
 func (t *configTarget) String() string { return t.kind + "/" + t.name }
+
+func (t *configTarget) watch(ctx context.Context) (watch.Interface, error) {
+	w, err := t.watchFn(ctx, metav1.ListOptions{
+		FieldSelector:  fields.OneTermEqualSelector("metadata.name", t.name).String(),
+		TimeoutSeconds: watchOptionsTimeout(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", t, err)
+	}
+	return w, nil
+}
+
+func (t *configTarget) get(ctx context.Context) (runtime.Object, error) {
+	obj, err := t.getFn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", t, err)
+	}
+	return obj, nil
+}
+
+func (t *configTarget) holds(obj runtime.Object, bundle []byte) bool {
+	name, ccs, ok := t.configs(obj)
+	if !ok || name != t.name {
+		return true
+	}
+	for _, cc := range ccs {
+		if !bytes.Equal(cc.CABundle, bundle) {
+			return false
+		}
+	}
+	return true
+}
 
 func (t *configTarget) InjectCABundle(ctx context.Context, bundle []byte) error {
 	for range conflictAttempts {

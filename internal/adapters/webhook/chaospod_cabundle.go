@@ -10,7 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -34,7 +37,47 @@ type crdTarget struct {
 	name   string
 }
 
+var _ watchedTarget = (*crdTarget)(nil)
+
 func (t *crdTarget) String() string { return "CustomResourceDefinition/" + t.name }
+
+// Where the conversion webhook's clientConfig and its bundle live.
+var (
+	clientConfigPath = []string{"spec", "conversion", "webhook", "clientConfig"}
+	caBundlePath     = []string{"spec", "conversion", "webhook", "clientConfig", "caBundle"}
+)
+
+func (t *crdTarget) watch(ctx context.Context) (watch.Interface, error) {
+	w, err := t.client.Resource(crdResource).Watch(ctx, metav1.ListOptions{
+		FieldSelector:  fields.OneTermEqualSelector("metadata.name", t.name).String(),
+		TimeoutSeconds: watchOptionsTimeout(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", t, err)
+	}
+	return w, nil
+}
+
+func (t *crdTarget) get(ctx context.Context) (runtime.Object, error) {
+	crd, err := t.client.Resource(crdResource).Get(ctx, t.name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", t, err)
+	}
+	return crd, nil
+}
+
+func (t *crdTarget) holds(obj runtime.Object, bundle []byte) bool {
+	crd, ok := obj.(*unstructured.Unstructured)
+	if !ok || crd.GetName() != t.name {
+		return true
+	}
+	if _, ok, _ := unstructured.NestedMap(crd.Object, clientConfigPath...); !ok {
+		return true // no conversion webhook: inject refuses, nothing to restore
+	}
+	current, _, _ := unstructured.NestedString(crd.Object, caBundlePath...)
+	have, err := base64.StdEncoding.DecodeString(current)
+	return err == nil && bytes.Equal(have, bundle)
+}
 
 func (t *crdTarget) InjectCABundle(ctx context.Context, bundle []byte) error {
 	for range conflictAttempts {
@@ -61,11 +104,10 @@ func (t *crdTarget) inject(ctx context.Context, bundle []byte) error {
 	if err != nil {
 		return err
 	}
-	path := []string{"spec", "conversion", "webhook", "clientConfig"}
-	if _, ok, _ := unstructured.NestedMap(crd.Object, path...); !ok {
+	if _, ok, _ := unstructured.NestedMap(crd.Object, clientConfigPath...); !ok {
 		return fmt.Errorf("%s has no conversion webhook: %w", t, ports.ErrInvalid)
 	}
-	current, _, _ := unstructured.NestedString(crd.Object, append(path, "caBundle")...)
+	current, _, _ := unstructured.NestedString(crd.Object, caBundlePath...)
 	have, _ := base64.StdEncoding.DecodeString(current)
 	if bytes.Equal(have, bundle) {
 		return nil
@@ -73,7 +115,7 @@ func (t *crdTarget) inject(ctx context.Context, bundle []byte) error {
 	if newerCA(have, bundle) {
 		return errStaleBundle
 	}
-	if err := unstructured.SetNestedField(crd.Object, base64.StdEncoding.EncodeToString(bundle), append(path, "caBundle")...); err != nil {
+	if err := unstructured.SetNestedField(crd.Object, base64.StdEncoding.EncodeToString(bundle), caBundlePath...); err != nil {
 		return err
 	}
 	_, err = res.Update(ctx, crd, metav1.UpdateOptions{})

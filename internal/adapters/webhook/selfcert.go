@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -68,8 +69,13 @@ const conflictAttempts = 5
 // # CA bundle
 //
 // Every refresh writes the bundle into each CABundleTarget (by default the
-// operator's Mutating and ValidatingWebhookConfiguration) when it differs,
-// which also repairs a bundle wiped by a re-applied manifest.
+// operator's Mutating and ValidatingWebhookConfiguration) when it differs.
+// Between refreshes every replica watches each target of this package, and
+// a target that stops carrying the bundle (a re-applied manifest wiped it,
+// or another replica rotated) triggers a refresh at once: the bundle is
+// restored, or this replica catches up with the rotation. A target that
+// cannot be watched (RBAC without the watch verb) is read about every
+// second instead.
 type SelfCertSource struct {
 	opts    SelfCertOptions
 	client  kubeclient.Interface
@@ -79,6 +85,12 @@ type SelfCertSource struct {
 
 	cert   atomic.Pointer[tls.Certificate]
 	bundle atomic.Pointer[[]byte]
+	ca     atomic.Pointer[x509.Certificate] // the CA that signs
+
+	// kick asks the refresh loop for a refresh now; watching counts the
+	// targets being watched (tests wait for it).
+	kick     chan struct{}
+	watching atomic.Int32
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -108,13 +120,13 @@ func NewSelfCertSource(opts SelfCertOptions, client kubeclient.Interface, logger
 		}
 		targets = append(targets, t)
 	}
-	return &SelfCertSource{opts: opts, client: client, log: logger, targets: targets, now: time.Now}, nil
+	return &SelfCertSource{opts: opts, client: client, log: logger, targets: targets, now: time.Now, kick: make(chan struct{}, 1)}, nil
 }
 
 // Start makes sure the Secret holds valid material, loads it and writes the
-// CA bundle, then refreshes in the background. It fails only when no
-// certificate can be had; a target that cannot be written yet is logged
-// and retried on every refresh.
+// CA bundle, then refreshes and watches the targets in the background. It
+// fails only when no certificate can be had; a target that cannot be
+// written yet is logged and retried on every refresh.
 func (s *SelfCertSource) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -126,11 +138,21 @@ func (s *SelfCertSource) Start(ctx context.Context) error {
 	}
 	loop, cancel := context.WithCancel(context.Background())
 	s.cancel, s.done = cancel, make(chan struct{})
-	go s.run(loop, s.done)
+	go func(done chan struct{}) {
+		defer close(done)
+		var wg sync.WaitGroup
+		for _, t := range s.targets {
+			if wt, ok := t.(watchedTarget); ok {
+				wg.Go(func() { s.watchTarget(loop, wt) })
+			}
+		}
+		s.run(loop)
+		wg.Wait()
+	}(s.done)
 	return nil
 }
 
-// Stop ends the background refresh.
+// Stop ends the background refresh and watches.
 func (s *SelfCertSource) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	cancel, done := s.cancel, s.done
@@ -164,15 +186,23 @@ func (s *SelfCertSource) CABundle() []byte {
 	return nil
 }
 
-func (s *SelfCertSource) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
+// signingCA is the CA that signs the serving certificate (nil before
+// Start), for the expiry metric.
+func (s *SelfCertSource) signingCA() *x509.Certificate { return s.ca.Load() }
+
+func (s *SelfCertSource) run(ctx context.Context) {
 	t := time.NewTicker(s.opts.RefreshInterval)
 	defer t.Stop()
+	limit := flowcontrol.NewTokenBucketRateLimiter(restoreQPS, restoreBurst)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.kick:
+			if limit.Wait(ctx) != nil {
+				return
+			}
 		}
 		if err := s.refresh(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("webhook certificate refresh failed, serving the current one", zap.Error(err))
@@ -201,6 +231,7 @@ func (s *SelfCertSource) refresh(ctx context.Context) error {
 	}
 	bundle := m.bundlePEM()
 	s.bundle.Store(&bundle)
+	s.ca.Store(m.ca.cert)
 	for _, t := range s.targets {
 		err := t.InjectCABundle(ctx, bundle)
 		if ctx.Err() != nil {
