@@ -17,7 +17,8 @@ import (
 // ports.PodMutator and ports.PodValidator and, in self mode only, a
 // kubeclient.Interface. It provides:
 //   - ports.CertSource: files (external mode) or self-issued certificates,
-//     started before the server and stopped after it;
+//     started before the server and stopped after it, with the expiry of
+//     their certificates in operator_certificate_expiry_timestamp_seconds;
 //   - the Pod hooks into the value group "webhooks" (more hook tables, like
 //     ChaosPod's, join the same group);
 //   - *Server, started and stopped with the application;
@@ -37,14 +38,28 @@ var Module = fx.Module("webhook",
 
 type certSourceParams struct {
 	fx.In
-	Lifecycle fx.Lifecycle
-	Options   Options
-	Logger    *zap.Logger
-	Client    kubeclient.Interface `optional:"true"`
-	Targets   []CABundleTarget     `group:"webhook-ca-targets"`
+	Lifecycle  fx.Lifecycle
+	Options    Options
+	Logger     *zap.Logger
+	Registerer prometheus.Registerer
+	Client     kubeclient.Interface `optional:"true"`
+	Targets    []CABundleTarget     `group:"webhook-ca-targets"`
 }
 
+// newCertSource builds the source of the mode and registers the expiry
+// metric of its certificates.
 func newCertSource(p certSourceParams) (ports.CertSource, error) {
+	s, err := newModeCertSource(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := registerCertExpiry(p.Registerer, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newModeCertSource(p certSourceParams) (ports.CertSource, error) {
 	opts := p.Options.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("webhook options: %w", err)
