@@ -28,8 +28,18 @@ type AuditEvent struct {
 	} `json:"objectRef"`
 	RequestURI     string `json:"requestURI"`
 	ResponseStatus *struct {
-		Code int `json:"code"`
+		Code    int    `json:"code"`
+		Message string `json:"message"`
 	} `json:"responseStatus"`
+	// Annotations carry the authorizer's verdict:
+	// "authorization.k8s.io/decision" is "allow" or "forbid".
+	Annotations map[string]string `json:"annotations"`
+}
+
+// ForbiddenByAuthorizer reports whether the authorizer (RBAC) refused the
+// request, as opposed to an admission plugin or policy answering 403.
+func (e AuditEvent) ForbiddenByAuthorizer() bool {
+	return e.Annotations["authorization.k8s.io/decision"] == "forbid"
 }
 
 // AuditEvents reads the audit log written so far (Options.AuditPolicy must

@@ -267,7 +267,7 @@ func TestDeployElsewhere(t *testing.T) {
 	admin := cp.Clientset()
 	var rbac []*unstructured.Unstructured
 	for _, o := range objs {
-		if slices.Contains([]string{"Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}, o.GetKind()) {
+		if slices.Contains(identityKinds, o.GetKind()) {
 			rbac = append(rbac, o)
 		}
 	}

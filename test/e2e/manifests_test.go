@@ -89,7 +89,7 @@ func TestManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 	require.NoError(t, cp.DryRunApply(ctx, overlay...))
 }
 
-var clusterScoped = []string{"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+var clusterScoped = []string{"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 
 // The Deployment is what SPEC §4 and the issue promise, and its labels
 // reach the Services that select it.
@@ -113,7 +113,7 @@ func TestDeploymentIsHardenedAndSelected(t *testing.T) {
 	assert.Equal(t, "/readyz", c.ReadinessProbe.HTTPGet.Path)
 	assert.False(t, c.Resources.Requests.Cpu().IsZero())
 	assert.False(t, c.Resources.Limits.Memory().IsZero())
-	assert.Contains(t, c.Env, corev1.EnvVar{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}})
+	assert.Contains(t, c.Env, corev1.EnvVar{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}})
 	assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}, "the certificate folder is writable")
 
 	for _, name := range []string{"hexagonal-operator-webhook-service", "hexagonal-operator-controller-manager-metrics-service"} {

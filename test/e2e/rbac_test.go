@@ -128,12 +128,17 @@ func grantsOf(t *testing.T, objs []*unstructured.Unstructured, subject rbacv1.Su
 	return out
 }
 
-// rbacOf is config/default's RBAC: config/rbac with the namespace and
-// prefix it is deployed with.
+// identityKinds are the kinds that say what the operator may do: RBAC and
+// the admission policies that confine it.
+var identityKinds = []string{"Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding",
+	"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+
+// rbacOf is config/default's RBAC and admission policies: config/rbac and
+// config/policy with the namespace and prefix they are deployed with.
 func rbacOf(t *testing.T) []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	for _, o := range render(t, "config", "default") {
-		if slices.Contains([]string{"Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}, o.GetKind()) {
+		if slices.Contains(identityKinds, o.GetKind()) {
 			out = append(out, o)
 		}
 	}
@@ -402,13 +407,27 @@ func TestRBACIsExactlyWhatTheOperatorUses(t *testing.T) {
 		})
 	}, 10*time.Second, 200*time.Millisecond, "audit log has the last phase")
 
-	var forbidden []string
+	var forbidden, refusedByAdmission []string
 	for _, e := range requests {
-		if e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusForbidden {
+		if e.ResponseStatus == nil || e.ResponseStatus.Code != http.StatusForbidden {
+			continue
+		}
+		if e.ForbiddenByAuthorizer() {
 			forbidden = append(forbidden, e.Verb+" "+e.RequestURI)
+		} else {
+			refusedByAdmission = append(refusedByAdmission, e.Verb+" "+e.RequestURI+": "+e.ResponseStatus.Message)
 		}
 	}
 	assert.Empty(t, forbidden, "requests of the operator that RBAC refused")
+	// An admission plugin may refuse for a moment what it will allow: the
+	// API server's admission plugins learn a new CRD's kind some seconds
+	// after it is established, and OwnerReferencesPermissionEnforcement
+	// cannot check a ChaosPod owner before that. The controller retries;
+	// the cycles above completed.
+	for _, r := range refusedByAdmission {
+		assert.Contains(t, r, "cannot find RESTMapping", "only the transient refusal of a kind not known yet: %s", r)
+	}
+	t.Logf("figure: operator requests refused by admission while the API server learned the CRD: %d", len(refusedByAdmission))
 
 	unused := map[string]string{}
 	for _, g := range grants {
