@@ -241,9 +241,10 @@ const (
 	tokenLifetime = 24 * time.Hour
 )
 
-// operatorKubeconfig applies config/rbac as config/default deploys it and
-// writes a kubeconfig with a token of the operator's ServiceAccount, so the
-// local operator has exactly the permissions it has in a cluster.
+// operatorKubeconfig applies config/rbac and config/policy as
+// config/default deploys them and writes a kubeconfig with a token of the
+// operator's ServiceAccount, so the local operator has exactly the
+// permissions, and the confinement, it has in a cluster.
 func operatorKubeconfig(ctx context.Context, cp *controlplane.ControlPlane, root, state string) (string, error) {
 	objs, err := controlplane.Manifests(filepath.Join(root, "config", "default"))
 	if err != nil {
@@ -252,12 +253,13 @@ func operatorKubeconfig(ctx context.Context, cp *controlplane.ControlPlane, root
 	var rbac []*unstructured.Unstructured
 	for _, o := range objs {
 		switch o.GetKind() {
-		case "Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding":
+		case "Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding",
+			"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 			rbac = append(rbac, o)
 		}
 	}
 	if err := cp.Apply(ctx, rbac...); err != nil {
-		return "", fmt.Errorf("install RBAC: %w", err)
+		return "", fmt.Errorf("install RBAC and admission policies: %w", err)
 	}
 	tr, err := cp.Clientset().CoreV1().ServiceAccounts(operatorNamespace).CreateToken(ctx, operatorServiceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: new(int64(tokenLifetime.Seconds()))}},
@@ -274,7 +276,7 @@ func operatorKubeconfig(ctx context.Context, cp *controlplane.ControlPlane, root
 	if err := clientcmd.WriteToFile(*kc, path); err != nil {
 		return "", err
 	}
-	fmt.Println("  installed the RBAC from config/rbac; the operator runs as its ServiceAccount")
+	fmt.Println("  installed the RBAC from config/rbac and the admission policies from config/policy; the operator runs as its ServiceAccount")
 	return path, nil
 }
 
