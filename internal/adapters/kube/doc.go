@@ -28,6 +28,15 @@
 // (ports.ErrNotFound, ports.ErrConflict, ...) and keeps the API server's
 // message for logs.
 //
+// # Permissions
+//
+// [CheckAccess] asks the API server, one SelfSubjectAccessReview per
+// request, whether the operator's identity may make each request its
+// enabled parts will make, and names every refused one with the manifest
+// that grants it ([MissingAccessError]). The composition runs it once at
+// start-up, before any informer, so a narrow Role is an exit with a clear
+// message rather than a Ready replica retrying a forbidden request.
+//
 // # Reachability
 //
 // [APIServerProbe] asks the API server for its version in the background
