@@ -97,7 +97,7 @@ func startWatchingSelf(t *testing.T, cs *fake.Clientset, dyn *dynamicfake.FakeDy
 
 func TestWipedCABundleIsRestoredThroughTheWatch(t *testing.T) {
 	t.Parallel()
-	cs := fake.NewClientset()
+	cs := newFakeClientset()
 	createWebhookConfigs(t, cs)
 	dyn := fakeCRDClient()
 	src := startWatchingSelf(t, cs, dyn, zap.NewNop())
@@ -139,7 +139,7 @@ func TestWipedCABundleIsRestoredThroughTheWatch(t *testing.T) {
 // time.
 func TestWipedCABundleIsRestoredWhenTheWatchIsForbidden(t *testing.T) {
 	t.Parallel()
-	cs := fake.NewClientset()
+	cs := newFakeClientset()
 	createWebhookConfigs(t, cs)
 	var refused atomic.Int32
 	cs.PrependWatchReactor("mutatingwebhookconfigurations", func(k8stesting.Action) (bool, watch.Interface, error) {

@@ -92,6 +92,10 @@ type SelfCertSource struct {
 	kick     chan struct{}
 	watching atomic.Int32
 
+	// refreshing serialises refreshes, so that a slower one never stores
+	// older material over a newer one's.
+	refreshing sync.Mutex
+
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -213,6 +217,8 @@ func (s *SelfCertSource) run(ctx context.Context) {
 // refresh is one level-based pass: material in the Secret, certificate in
 // memory, bundle in the targets.
 func (s *SelfCertSource) refresh(ctx context.Context) error {
+	s.refreshing.Lock()
+	defer s.refreshing.Unlock()
 	m, err := s.ensureSecret(ctx)
 	if err != nil {
 		return fmt.Errorf("self-issued webhook certificate: %w", err)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,10 +15,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
@@ -45,6 +53,47 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// newFakeClientset is client-go's fake with the API server's optimistic
+// concurrency on the objects self mode writes. The fake alone accepts every
+// update, so two replicas rotating at once (a watch makes a replica refresh
+// as soon as another one writes a bundle) would both win, which no API
+// server allows.
+func newFakeClientset(objs ...runtime.Object) *fake.Clientset {
+	cs := fake.NewClientset(objs...)
+	var version atomic.Int64
+	next := func() string { return strconv.FormatInt(version.Add(1), 10) }
+	for _, gvr := range []schema.GroupVersionResource{
+		corev1.SchemeGroupVersion.WithResource("secrets"),
+		admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"),
+		admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"),
+	} {
+		cs.PrependReactor("create", gvr.Resource, func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if obj, ok := a.(k8stesting.CreateAction).GetObject().(metav1.Object); ok {
+				obj.SetResourceVersion(next())
+			}
+			return false, nil, nil
+		})
+		cs.PrependReactor("update", gvr.Resource, func(a k8stesting.Action) (bool, runtime.Object, error) {
+			u := a.(k8stesting.UpdateAction)
+			obj, ok := u.GetObject().(metav1.Object)
+			if !ok {
+				return false, nil, nil
+			}
+			cur, err := cs.Tracker().Get(gvr, u.GetNamespace(), obj.GetName())
+			if err != nil {
+				return false, nil, nil // the fake answers NotFound itself
+			}
+			if have := cur.(metav1.Object).GetResourceVersion(); have != obj.GetResourceVersion() {
+				return true, nil, apierrors.NewConflict(gvr.GroupResource(), obj.GetName(),
+					fmt.Errorf("resourceVersion %q, stored %q", obj.GetResourceVersion(), have))
+			}
+			obj.SetResourceVersion(next())
+			return false, nil, nil
+		})
+	}
+	return cs
 }
 
 func selfOptions() webhook.SelfCertOptions {
@@ -126,7 +175,7 @@ func verifies(t testing.TB, bundle []byte, cert *x509.Certificate, host string, 
 
 func TestSelfIssuedCertificates(t *testing.T) {
 	t.Parallel()
-	cs := fake.NewClientset()
+	cs := newFakeClientset()
 	createWebhookConfigs(t, cs)
 	c := &clock{now: time.Now()}
 	src := startSelf(t, cs, selfOptions(), c)
@@ -177,7 +226,7 @@ func TestSelfIssuedCertificates(t *testing.T) {
 func TestSelfIssuedRotation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cs := fake.NewClientset()
+	cs := newFakeClientset()
 	createWebhookConfigs(t, cs)
 	t0 := time.Now()
 	c := &clock{now: t0}
@@ -264,7 +313,7 @@ func TestSelfIssuedRepairsAndWaits(t *testing.T) {
 	t.Parallel()
 	t.Run("garbage in the secret is replaced", func(t *testing.T) {
 		t.Parallel()
-		cs := fake.NewClientset(&corev1.Secret{
+		cs := newFakeClientset(&corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: webhook.DefaultSecretName},
 			Type:       corev1.SecretTypeTLS,
 			Data:       map[string][]byte{"tls.crt": []byte("x"), "tls.key": []byte("y")},
@@ -278,7 +327,7 @@ func TestSelfIssuedRepairsAndWaits(t *testing.T) {
 	})
 	t.Run("webhook configurations that appear later get the bundle", func(t *testing.T) {
 		t.Parallel()
-		cs := fake.NewClientset()
+		cs := newFakeClientset()
 		src := startSelf(t, cs, selfOptions(), nil)
 		createWebhookConfigs(t, cs)
 		require.NoError(t, src.Refresh(context.Background()))
@@ -288,7 +337,7 @@ func TestSelfIssuedRepairsAndWaits(t *testing.T) {
 	})
 	t.Run("host names are added without dropping the old ones", func(t *testing.T) {
 		t.Parallel()
-		cs := fake.NewClientset()
+		cs := newFakeClientset()
 		createWebhookConfigs(t, cs)
 		a := startSelf(t, cs, selfOptions(), nil)
 		opts := selfOptions()
@@ -306,7 +355,7 @@ func TestSelfIssuedRepairsAndWaits(t *testing.T) {
 
 func TestStaleReplicaDoesNotUndoACARotation(t *testing.T) {
 	t.Parallel()
-	cs := fake.NewClientset()
+	cs := newFakeClientset()
 	createWebhookConfigs(t, cs)
 	c := &clock{now: time.Now()}
 	src := startSelf(t, cs, selfOptions(), c)
@@ -315,6 +364,9 @@ func TestStaleReplicaDoesNotUndoACARotation(t *testing.T) {
 	require.NoError(t, src.Refresh(context.Background()))
 	rotated := src.CABundle()
 	require.Len(t, parseBundle(t, rotated), 2)
+	// Stopped, so that its watch does not restore the bundles this test
+	// writes into the target below.
+	require.NoError(t, src.Stop(context.Background()))
 
 	target := webhook.MutatingWebhookConfigurationTarget(kubeclienttest.Wrap(cs), webhook.DefaultMutatingWebhookConfiguration)
 	err := target.InjectCABundle(context.Background(), oldBundle)
@@ -340,7 +392,7 @@ func TestStaleReplicaDoesNotUndoACARotation(t *testing.T) {
 
 func TestSelfIssuedStartsOverAfterTheCAExpired(t *testing.T) {
 	t.Parallel()
-	cs := fake.NewClientset()
+	cs := newFakeClientset()
 	createWebhookConfigs(t, cs)
 	c := &clock{now: time.Now()}
 	src := startSelf(t, cs, selfOptions(), c)
