@@ -26,4 +26,6 @@
 // Under `go test -race`, [Build] builds the operator with the race detector
 // too, and a process whose output holds a race report fails its test in
 // t.Cleanup, even when it was killed or its exit code never looked at.
+// [BuildRelease] always builds the static release binary, for a test that
+// measures the process's memory or latency.
 package operatorproc

@@ -1,9 +1,15 @@
 package operatorproc
 
 import (
+	"cmp"
+	"debug/buildinfo"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hexagonal-operator/operator/test/controlplane"
 )
 
 func TestRaceReports(t *testing.T) {
@@ -51,4 +57,31 @@ func TestBuildFlags(t *testing.T) {
 	assert.Equal(t, []string{"CGO_ENABLED=0"}, env, "static, as make build")
 	assert.NotContains(t, flags, "-race")
 	assert.Contains(t, flags, "-trimpath")
+}
+
+// The binary Build makes carries -race exactly when this test binary does,
+// and BuildRelease's never does.
+func TestBuildFollowsTheRaceDetector(t *testing.T) {
+	t.Parallel()
+	root, err := controlplane.RepoRoot()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		build func(string, string) (string, error)
+		race  bool
+	}{
+		{Build, raceEnabled},
+		{BuildRelease, false},
+	} {
+		bin, err := tc.build(root, dir)
+		require.NoError(t, err)
+		info, err := buildinfo.ReadFile(bin)
+		require.NoError(t, err)
+		settings := map[string]string{}
+		for _, s := range info.Settings {
+			settings[s.Key] = s.Value
+		}
+		assert.Equal(t, strconv.FormatBool(tc.race), cmp.Or(settings["-race"], "false"), "%s: -race", bin)
+		assert.Equal(t, map[bool]string{true: "1", false: "0"}[tc.race], settings["CGO_ENABLED"], "%s: CGO_ENABLED", bin)
+	}
 }
