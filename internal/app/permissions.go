@@ -63,9 +63,9 @@ func RequiredAccess(cfg config.Config) []kube.Access {
 	if cfg.WebhookCertMode == config.CertModeSelf {
 		add(grantSelfSecret, "", "secrets", cfg.OperatorNamespace, cfg.WebhookCertSecret, "get", "update")
 		add(grantSelfSecret, "", "secrets", cfg.OperatorNamespace, "", "create")
-		add(grantCABundle, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", cfg.MutatingWebhookConfiguration, "get", "update")
-		add(grantCABundle, "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", cfg.ValidatingWebhookConfiguration, "get", "update")
-		add(grantCABundle, "apiextensions.k8s.io", "customresourcedefinitions", "", webhook.ChaosPodCRDName, "get", "update")
+		add(grantCABundle, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", cfg.MutatingWebhookConfiguration, "get", "update", "watch")
+		add(grantCABundle, "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", cfg.ValidatingWebhookConfiguration, "get", "update", "watch")
+		add(grantCABundle, "apiextensions.k8s.io", "customresourcedefinitions", "", webhook.ChaosPodCRDName, "get", "update", "watch")
 	}
 	if cfg.MetricsSecure && cfg.MetricsBindAddress != "0" {
 		add(grantMetrics, "authentication.k8s.io", "tokenreviews", "", "", "create")
