@@ -57,7 +57,7 @@ func TestHostileWebhookBodies(t *testing.T) {
 		reviewInterval = 50 * time.Millisecond
 	)
 	cp := controlplane.StartT(t, controlplane.Options{})
-	op := operatorproc.RunAgainst(t, operatorBin, cp, "--controllers=replicaset")
+	op := operatorproc.RunAgainst(t, releaseBin, cp, "--controllers=replicaset")
 	pool := x509.NewCertPool()
 	require.True(t, pool.AppendCertsFromPEM(cp.CACert()))
 	tlsConfig := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}

@@ -24,8 +24,11 @@ import (
 	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
-// operatorBin is built once by TestMain.
-var operatorBin string
+// operatorBin is built once by TestMain, race-instrumented when the tests
+// run with the race detector; releaseBin never is, for the tests that hold
+// the operator to a memory budget, which the race detector's shadow memory
+// would break.
+var operatorBin, releaseBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "reliability-operator-")
@@ -36,6 +39,9 @@ func TestMain(m *testing.M) {
 	root, err := controlplane.RepoRoot()
 	if err == nil {
 		operatorBin, err = operatorproc.Build(root, dir)
+	}
+	if err == nil {
+		releaseBin, err = operatorproc.BuildRelease(root, dir)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
