@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
 // Built once by TestMain: the localcluster program, and a bin folder with
@@ -67,16 +68,17 @@ func build(dir string) error {
 	if err := os.Mkdir(binDir, 0o755); err != nil {
 		return err
 	}
-	for _, b := range []struct{ out, pkg string }{
-		{localclusterBin, "./test/localcluster"},
-		{filepath.Join(binDir, "operator"), "./cmd/operator"},
-	} {
-		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
-		cmd.Dir = root
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build %s: %w", b.pkg, err)
-		}
+	cmd := exec.Command("go", "build", "-o", localclusterBin, "./test/localcluster")
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build ./test/localcluster: %w", err)
+	}
+	// Race-instrumented when these tests run with the race detector, as
+	// every tier's operator is; TestMakeRun reads the operator's log for
+	// race reports.
+	if _, err := operatorproc.Build(root, binDir); err != nil {
+		return err
 	}
 	for _, name := range controlPlaneBinaries {
 		path, err := controlplane.Binary(name)
@@ -97,7 +99,8 @@ func build(dir string) error {
 func TestMakeRun(t *testing.T) {
 	root, err := controlplane.RepoRoot()
 	require.NoError(t, err)
-	lc := startLocalcluster(t, root, t.TempDir())
+	state := t.TempDir()
+	lc := startLocalcluster(t, root, state)
 
 	began := time.Now()
 	select {
@@ -175,6 +178,9 @@ func TestMakeRun(t *testing.T) {
 	assert.Empty(t, lc.stderr.String())
 	assert.Empty(t, alive(started), "processes localcluster started, still running after it exited")
 	t.Logf("make run transcript (stdout):\n%s", lc.stdout.String())
+	operatorLog, err := os.ReadFile(filepath.Join(state, "operator.log"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(operatorLog), "WARNING: DATA RACE", "the operator's log holds a race report")
 }
 
 // localcluster is the running program.
