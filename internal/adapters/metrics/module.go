@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
@@ -20,7 +21,8 @@ import (
 //     OnStart hook: put this module before the ones that talk to the API
 //     server so its hook runs first;
 //   - *Server, listening in OnStart (a taken port fails the start) and
-//     shutting down gracefully in OnStop.
+//     shutting down gracefully in OnStop, with the expiry of the
+//     certificate it serves on the registry.
 var Module = fx.Module("metrics",
 	fx.Provide(
 		fx.Annotate(NewRegistry,
@@ -39,17 +41,21 @@ var Module = fx.Module("metrics",
 
 type serverParams struct {
 	fx.In
-	Lifecycle fx.Lifecycle
-	Options   Options
-	Gatherer  prometheus.Gatherer
-	Client    kubeclient.Interface `optional:"true"`
-	Logger    *zap.Logger
+	Lifecycle  fx.Lifecycle
+	Options    Options
+	Gatherer   prometheus.Gatherer
+	Registerer prometheus.Registerer
+	Client     kubeclient.Interface `optional:"true"`
+	Logger     *zap.Logger
 }
 
 func newServer(p serverParams) (*Server, error) {
 	s, err := New(p.Options, p.Gatherer, p.Client, p.Logger.Named("metrics"))
 	if err != nil {
 		return nil, err
+	}
+	if err := p.Registerer.Register(s.CertExpiryCollector()); err != nil {
+		return nil, fmt.Errorf("metrics server: register certificate expiry: %w", err)
 	}
 	p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
 	return s, nil

@@ -74,6 +74,7 @@ type Server struct {
 	log      *zap.Logger
 	auth     *authFilter
 	now      func() time.Time
+	expiry   *certExpiry
 
 	http *httpserve.Server
 }
@@ -88,7 +89,7 @@ func New(opts Options, gatherer prometheus.Gatherer, client kubeclient.Interface
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, http: httpserve.New("metrics server", log)}
+	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, expiry: newCertExpiry(), http: httpserve.New("metrics server", log)}
 	if s.Disabled() {
 		return s, nil
 	}
@@ -103,6 +104,10 @@ func New(opts Options, gatherer prometheus.Gatherer, client kubeclient.Interface
 	}
 	return s, nil
 }
+
+// CertExpiryCollector exports operator_certificate_expiry_timestamp_seconds
+// {use="metrics"} for the certificate the secure server serves.
+func (s *Server) CertExpiryCollector() prometheus.Collector { return s.expiry }
 
 // Disabled reports whether the bind address turned the server off.
 func (s *Server) Disabled() bool { return s.opts.BindAddress == DisabledBindAddress }
@@ -138,6 +143,7 @@ func (s *Server) Start(context.Context) error {
 		if err != nil {
 			return err
 		}
+		s.expiry.get.Store(&getCert)
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert}
 		srv.Protocols.SetHTTP2(s.opts.EnableHTTP2)
 	}

@@ -3,14 +3,17 @@ package metrics_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
@@ -301,4 +304,38 @@ func TestServerSecureCertDir(t *testing.T) {
 	err = s.Start(context.Background())
 	require.Error(t, err, "an empty certificate folder must fail the start")
 	assert.Contains(t, err.Error(), metrics.CertFileName)
+}
+
+// The secure server exports the expiry of the certificate it serves, read
+// at scrape time; before it serves one, and in plain HTTP, there is none.
+func TestServerSecureExportsItsCertificateExpiry(t *testing.T) {
+	t.Parallel()
+	cs, _, _ := reviewingClientset()
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(s.CertExpiryCollector()))
+	const series = `operator_certificate_expiry_timestamp_seconds{use="metrics"}`
+	n, err := testutil.GatherAndCount(reg, "operator_certificate_expiry_timestamp_seconds")
+	require.NoError(t, err)
+	assert.Zero(t, n, "no series before the server has a certificate")
+
+	conn, err := tls.Dial("tcp", startServer(t, s), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed
+	require.NoError(t, err)
+	defer conn.Close()
+	leaf := conn.ConnectionState().PeerCertificates[0]
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(`
+# HELP operator_certificate_expiry_timestamp_seconds Expiry (NotAfter) of a certificate the operator serves, in Unix seconds, by use.
+# TYPE operator_certificate_expiry_timestamp_seconds gauge
+%s %d
+`, series, leaf.NotAfter.Unix()))))
+
+	plain, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0"}, registryWithCounter(t), nil, nil)
+	require.NoError(t, err)
+	plainReg := prometheus.NewRegistry()
+	require.NoError(t, plainReg.Register(plain.CertExpiryCollector()))
+	startServer(t, plain)
+	n, err = testutil.GatherAndCount(plainReg, "operator_certificate_expiry_timestamp_seconds")
+	require.NoError(t, err)
+	assert.Zero(t, n, "plain HTTP serves no certificate")
 }
