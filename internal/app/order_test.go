@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,23 +47,26 @@ func (h *startHooks) all() []string {
 func TestPreflightRunsBeforeServersAndInformers(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name    string
-		allowed bool
-		want    string
-		checks  int
+		name      string
+		allowed   bool
+		failFirst int32 // access reviews answered 503 before the others
+		want      string
+		checks    int
 	}{
-		{"a permission missing", false, "lacks", 2},
-		{"the ChaosPod CRD missing", true, "missing CRD chaospods", 3},
+		{"a permission missing", false, 0, "lacks", 2},
+		{"the ChaosPod CRD missing", true, 0, "missing CRD chaospods", 3},
+		{"access reviews failing for a moment, then the CRD missing", true, 20, "missing CRD chaospods", 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			preflightFails(t, tt.allowed, tt.want, tt.checks)
+			preflightFails(t, tt.allowed, tt.failFirst, tt.want, tt.checks)
 		})
 	}
 }
 
-func preflightFails(t *testing.T, allowed bool, want string, wantChecks int) {
+func preflightFails(t *testing.T, allowed bool, failFirst int32, want string, wantChecks int) {
+	var reviews atomic.Int32
 	// An API server that answers /version, allows or refuses every access
 	// review, and knows no ChaosPod.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -72,6 +76,11 @@ func preflightFails(t *testing.T, allowed bool, want string, wantChecks int) {
 		}
 		if r.URL.Path == "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews" {
 			w.Header().Set("Content-Type", "application/json")
+			if reviews.Add(1) <= failFirst {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"ServiceUnavailable","code":503}`))
+				return
+			}
 			w.WriteHeader(http.StatusCreated)
 			_, _ = fmt.Fprintf(w, `{"kind":"SelfSubjectAccessReview","apiVersion":"authorization.k8s.io/v1","status":{"allowed":%t}}`, allowed)
 			return

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -83,10 +84,28 @@ func permissionCheck(lc fx.Lifecycle, cfg config.Config, client kubeclient.Inter
 		defer cancel()
 		wants := RequiredAccess(cfg)
 		start := time.Now()
-		if err := kube.CheckAccess(ctx, client, wants); err != nil {
-			return err
+		for {
+			err := kube.CheckAccess(ctx, client, wants)
+			var missing *kube.MissingAccessError
+			switch {
+			case err == nil:
+				log.Info("permissions checked", zap.Int("requests", len(wants)), zap.Duration("took", time.Since(start)))
+				return nil
+			case errors.As(err, &missing):
+				return err
+			}
+			// The server answered /version a moment ago: a review that
+			// fails is a passing hiccup (a restart, a 429) until the
+			// preflight deadline says otherwise.
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(permissionRetryInterval):
+			}
 		}
-		log.Info("permissions checked", zap.Int("requests", len(wants)), zap.Duration("took", time.Since(start)))
-		return nil
 	}})
 }
+
+// permissionRetryInterval spaces the checks while the API server cannot
+// answer them.
+const permissionRetryInterval = 500 * time.Millisecond
