@@ -40,8 +40,8 @@ type operator struct {
 	metrics string // base URL of plain-HTTP /metrics
 }
 
-// startOperator runs bin against the control plane with the SPEC flags, on
-// the shared webhook address, free metrics and health ports, and the given
+// startOperator runs bin against the control plane with the operator's
+// documented flags, on the shared webhook address, free metrics and health ports, and the given
 // --controllers. It returns once the process runs; see waitReady.
 func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
 	ports, err := freePorts(2)
@@ -135,7 +135,7 @@ func (op *operator) exitedError() error {
 }
 
 // stop sends SIGTERM and waits for the exit; SIGKILL after operatorStopGrace.
-// A non-zero exit on SIGTERM breaks the SPEC and is reported.
+// A non-zero exit on SIGTERM breaks the documented stop and is reported.
 func (op *operator) stop() error {
 	defer func() { _ = op.logFile.Close() }()
 	select {

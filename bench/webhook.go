@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// The Pod webhooks' paths and the annotation they deal in (SPEC 1.1).
+// The Pod webhooks' paths and the annotation they deal in.
 const (
 	podMutatePath   = "/mutate--v1-pod"
 	podValidatePath = "/validate--v1-pod"

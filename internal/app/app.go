@@ -30,7 +30,7 @@ import (
 )
 
 // preflightTimeout bounds how long start-up waits for the API server before
-// giving up with an error naming it (SPEC: a clear failure within 30 s).
+// giving up with an error naming it (a clear failure within 30 s).
 const preflightTimeout = 20 * time.Second
 
 // New builds the operator's fx application for cfg. overrides come last, so

@@ -78,7 +78,7 @@ func newChaosPodController(cfg config.Config, d controller.Deps, r *chaospod.Rec
 }
 
 // chaosPodCRDCheck fails start-up with one clear line when the ChaosPod
-// CRD is missing (SPEC §2), instead of an informer that retries forever.
+// CRD is missing, instead of an informer that retries forever.
 func chaosPodCRDCheck(lc fx.Lifecycle, cfg config.Config, dyn dynamic.Interface, log *zap.Logger) {
 	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)

@@ -238,8 +238,8 @@ func copyConfigElsewhere(t *testing.T, namespace, prefix string) string {
 // (the Pod webhooks skip the new namespace, RBAC names the renamed objects,
 // the Deployment tells the operator their names), and the operator, run as
 // the rendered ServiceAccount with the rendered Deployment's environment,
-// passes its permission check and does the SPEC's work in both certificate
-// modes.
+// passes its permission check and does its documented work in both
+// certificate modes.
 func TestDeployElsewhere(t *testing.T) {
 	t.Parallel()
 	const ns, prefix = "acme-ops", "acme-"

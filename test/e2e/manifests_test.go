@@ -19,7 +19,7 @@ import (
 )
 
 // operatorNamespace and operatorServiceAccount are where config/default
-// deploys the operator and as whom it runs (SPEC §2).
+// deploys the operator and as whom it runs.
 const (
 	operatorNamespace      = "hexagonal-operator-system"
 	operatorServiceAccount = "hexagonal-operator-controller-manager"
@@ -91,7 +91,7 @@ func TestManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 
 var clusterScoped = []string{"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 
-// The Deployment is what SPEC §4 and the issue promise, and its labels
+// The Deployment is what the README's Deploy section promises, and its labels
 // reach the Services that select it.
 func TestDeploymentIsHardenedAndSelected(t *testing.T) {
 	t.Parallel()

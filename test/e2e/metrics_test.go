@@ -19,8 +19,8 @@ import (
 	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
-// metricName finds the operator's metric names in PromQL: SPEC §3's
-// families, ours (operator_) and the Go and process collectors'. `up` and
+// metricName finds the operator's metric names in PromQL:
+// controller-runtime's families, ours (operator_) and the Go and process collectors'. `up` and
 // other series Prometheus makes itself are not the operator's to export.
 var metricName = regexp.MustCompile(`\b(?:controller_runtime|workqueue|leader_election|rest_client|operator|process|go)_[a-zA-Z0-9_]+\b`)
 
@@ -88,7 +88,7 @@ func TestAlertAndDashboardMetricsAreExported(t *testing.T) {
 	t.Parallel()
 	used := kitMetrics(t)
 	for _, m := range []string{"controller_runtime_reconcile_errors_total", "workqueue_depth", "controller_runtime_webhook_latency_seconds_bucket", "leader_election_master_status"} {
-		require.Contains(t, used, m, "the alerts cover SPEC's signals")
+		require.Contains(t, used, m, "the alerts cover the documented signals")
 	}
 
 	cp := controlplane.StartT(t, controlplane.Options{})

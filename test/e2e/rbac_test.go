@@ -235,7 +235,7 @@ func scrape(url, token string) int {
 }
 
 // The binary, run with config/rbac's ServiceAccount and every controller
-// through the SPEC §1 scenario (ReplicaSets, Pod admission, ChaosPods at v1
+// through the README's scenario (ReplicaSets, Pod admission, ChaosPods at v1
 // and v2) in external and then self certificate mode, is never forbidden
 // anything, and uses every permission config/rbac grants it (apart from
 // exercisedElsewhere).
@@ -459,7 +459,7 @@ type chaosPodVersion struct {
 	nextStop []string // the field path of v1's spec.nextStop at this version
 }
 
-// runCycle creates the ChaosPod and follows one cycle (SPEC §1.2): the
+// runCycle creates the ChaosPod and follows one cycle: the
 // defaulter sets the stop, the operator creates the Pod (admitted by the
 // Pod webhooks) and records the run, stops the Pod at the stop, creates the
 // next and records that run.

@@ -157,7 +157,7 @@ func TestChaosPodReadsTheSameInBothVersions(t *testing.T) {
 	assert.Equal(t, "v2", after.GetLabels()["edited"])
 	assert.Equal(t, "90s", after.GetAnnotations()[chaosv1.StopIntervalAnnotation])
 
-	// kubectl prints the SPEC's columns.
+	// kubectl prints the documented columns.
 	kubectl, err := controlplane.Binary("kubectl")
 	require.NoError(t, err)
 	out, err := exec.Command(kubectl, "--kubeconfig", e.cp.KubeconfigPath, "get", "chaos", "-n", "versions").CombinedOutput()

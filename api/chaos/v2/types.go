@@ -6,7 +6,7 @@ import (
 )
 
 // Bounds of spec.stop.interval. The CRD schema checks them too, but the
-// validating webhook is the authority and gives the SPEC's message.
+// validating webhook is the authority and gives the documented message.
 const (
 	MinStopInterval     = "1s"
 	MaxStopInterval     = "24h"

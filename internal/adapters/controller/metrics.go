@@ -38,8 +38,8 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 	return c, fmt.Errorf("register metrics: %w", err)
 }
 
-// reconcileMetrics are controller-runtime's controller metrics (SPEC §3),
-// curried to one controller.
+// reconcileMetrics are controller-runtime's controller metrics, under its
+// names so existing dashboards work, curried to one controller.
 type reconcileMetrics struct {
 	total    map[string]prometheus.Counter
 	errors   prometheus.Counter
@@ -173,7 +173,7 @@ func claimName(reg prometheus.Registerer, name string, workers int) error {
 }
 
 // MetricsProvider gives client-go's work queues controller-runtime's
-// workqueue metrics (SPEC §3, label name = the queue's name), registered on
+// workqueue metrics (label name = the queue's name), registered on
 // a registry of the caller's choosing instead of client-go's process-wide
 // provider.
 //

@@ -6,8 +6,8 @@
 //
 // [NewRegistry] makes a *prometheus.Registry with the Go and process
 // collectors. Adapters receive it as a prometheus.Registerer and register
-// their own metrics, under controller-runtime's names (SPEC §3); nothing in
-// the operator uses prometheus.DefaultRegisterer.
+// their own metrics, under controller-runtime's names so existing dashboards
+// work; nothing in the operator uses prometheus.DefaultRegisterer.
 //
 // # client-go's metrics
 //

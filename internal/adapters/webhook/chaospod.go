@@ -8,7 +8,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Paths of the ChaosPod hooks (SPEC §1.2).
+// Paths of the ChaosPod hooks, as the README's Webhooks section lists them.
 const (
 	ChaosPodV1MutatePath   = "/mutate-chaosapps-metamagical-io-v1-chaospod"
 	ChaosPodV1ValidatePath = "/validate-chaosapps-metamagical-io-v1-chaospod"

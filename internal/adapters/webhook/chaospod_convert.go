@@ -9,7 +9,7 @@ import (
 	chaosv2 "github.com/hexagonal-operator/operator/api/chaos/v2"
 )
 
-// ConvertPath is where the CRD's conversion webhook calls (SPEC §1.2).
+// ConvertPath is where the CRD's conversion webhook calls.
 const ConvertPath = "/convert"
 
 // ChaosPodConversion is the ChaosPod CRD's conversion endpoint, through v1

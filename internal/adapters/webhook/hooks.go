@@ -48,7 +48,7 @@ type Hook struct {
 	ReinvocationPolicy admissionregistrationv1.ReinvocationPolicyType
 }
 
-// Paths of the Pod hooks (SPEC §1.1).
+// Paths of the Pod hooks, as the README's Webhooks section lists them.
 const (
 	PodMutatePath   = "/mutate--v1-pod"
 	PodValidatePath = "/validate--v1-pod"

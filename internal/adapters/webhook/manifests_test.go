@@ -74,7 +74,8 @@ func TestManifestsMatchTheRegistrationTable(t *testing.T) {
 	assert.Equal(t, wantValidating, objs[1], "config/webhook/manifests.yaml differs from PodHooks+ChaosPodHooks (validating)")
 }
 
-// The table itself honours SPEC §4, whatever the YAML says.
+// The table itself holds what the README's Webhooks section promises of the
+// Pod webhooks, whatever the YAML says.
 func TestPodHooksFollowTheSpec(t *testing.T) {
 	t.Parallel()
 	hooks := podHooks()

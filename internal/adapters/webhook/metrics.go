@@ -14,7 +14,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// metrics are controller-runtime's webhook metrics (SPEC §3), labelled by
+// metrics are controller-runtime's webhook metrics, labelled by
 // request path so existing dashboards work.
 type metrics struct {
 	total    *prometheus.CounterVec

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Certificate modes (SPEC: --webhook-cert-mode).
+// Certificate modes (--webhook-cert-mode).
 const (
 	// CertModeExternal serves tls.crt/tls.key from CertDir, mounted by
 	// someone else (cert-manager, a Secret volume), reloaded on change.
@@ -188,7 +188,7 @@ type SelfCertOptions struct {
 	// example 127.0.0.1 when the API server calls a URL in tests.
 	ExtraHosts []string
 	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration get
-	// the CA bundle (defaults: the SPEC names).
+	// the CA bundle (defaults: the names config/default deploys).
 	MutatingWebhookConfiguration   string
 	ValidatingWebhookConfiguration string
 	// CAValidity and CertValidity are the lifetimes of new certificates.
@@ -200,7 +200,7 @@ type SelfCertOptions struct {
 	RefreshInterval time.Duration
 }
 
-// Defaults of SelfCertOptions (SPEC names for the Secret and Service).
+// Defaults of SelfCertOptions (the names config/default deploys).
 const (
 	DefaultSecretName                     = "hexagonal-operator-webhook-cert"
 	DefaultServiceName                    = "hexagonal-operator-webhook-service"

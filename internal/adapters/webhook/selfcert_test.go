@@ -107,8 +107,8 @@ func selfOptions() webhook.SelfCertOptions {
 	}
 }
 
-// createWebhookConfigs creates the SPEC-named configurations, as
-// config/default renders them, without a CA bundle.
+// createWebhookConfigs creates the configurations under their default
+// names, as config/default renders them, without a CA bundle.
 func createWebhookConfigs(t testing.TB, cs kubernetes.Interface) {
 	t.Helper()
 	ctx := context.Background()
@@ -122,7 +122,7 @@ func createWebhookConfigs(t testing.TB, cs kubernetes.Interface) {
 }
 
 // bundles returns the caBundle of every webhook in both configurations
-// (the SPEC names unless opts names others).
+// (the default names unless opts names others).
 func bundles(t testing.TB, cs kubernetes.Interface, opts ...webhook.SelfCertOptions) [][]byte {
 	t.Helper()
 	ctx := context.Background()

@@ -126,7 +126,7 @@ func TestPodAdmissionThroughTheAPIServer(t *testing.T) {
 		assert.Positive(t, got[`controller_runtime_webhook_requests_total{code="200",webhook="/mutate--v1-pod"}`])
 		assert.Positive(t, got[`controller_runtime_webhook_requests_total{code="200",webhook="/validate--v1-pod"}`])
 	})
-	t.Run("a denial reaches the client as an API error with the SPEC message", func(t *testing.T) {
+	t.Run("a denial reaches the client as an API error with the documented message", func(t *testing.T) {
 		// Without the mutator, the validator has something to deny.
 		require.NoError(t, cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, "mutating-webhook-configuration", metav1.DeleteOptions{}))
 		var err error
