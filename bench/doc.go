@@ -5,7 +5,8 @@
 // config/ with every webhook pointed at the local operator, runs the
 // operator as a subprocess with the flags of "Running the operator" in the
 // README (--kubeconfig, free ports, --metrics-secure=false, a serving
-// certificate from the control plane's CA) and drives load at it from unthrottled clients (QPS -1).
+// certificate from the control plane's CA) and drives load at it from
+// unthrottled clients (QPS -1).
 //
 //	make bench                                   # every workload once
 //	make bench BENCH_FLAGS="--runs=3 --workloads=rs-backlog,rs-burst"

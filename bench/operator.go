@@ -41,8 +41,9 @@ type operator struct {
 }
 
 // startOperator runs bin against the control plane with the operator's
-// documented flags, on the shared webhook address, free metrics and health ports, and the given
-// --controllers. It returns once the process runs; see waitReady.
+// documented flags, on the shared webhook address, free metrics and health
+// ports, and the given --controllers. It returns once the process runs; see
+// waitReady.
 func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
 	ports, err := freePorts(2)
 	if err != nil {

@@ -20,8 +20,9 @@ import (
 )
 
 // metricName finds the operator's metric names in PromQL:
-// controller-runtime's families, ours (operator_) and the Go and process collectors'. `up` and
-// other series Prometheus makes itself are not the operator's to export.
+// controller-runtime's families, ours (operator_) and the Go and process
+// collectors'. `up` and other series Prometheus makes itself are not the
+// operator's to export.
 var metricName = regexp.MustCompile(`\b(?:controller_runtime|workqueue|leader_election|rest_client|operator|process|go)_[a-zA-Z0-9_]+\b`)
 
 // kitMetrics are the metric names the alerts and the dashboard query.
