@@ -49,7 +49,9 @@
 // # Writes
 //
 // Eventf queues a write (never waiting: when the queue of 1000 is full, as
-// client-go's broadcaster does, the Event is dropped with a debug line).
+// client-go's broadcaster does, the Event is dropped with a debug line and
+// counted in operator_events_dropped_total{cause}, as are Events the API
+// server rejects or that keep failing).
 // [Options.MaxConcurrentWrites] (4) writers drain the queue, so Events
 // reach the API server a few at a time (make bench: rs-backlog and
 // rs-burst converge 13 % sooner than with one write per goroutine). An

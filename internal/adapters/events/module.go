@@ -2,7 +2,9 @@ package events
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,7 +22,9 @@ import (
 //
 //	fx.Supply(fx.Annotate(chaosv1.AddToScheme, fx.ResultTags(`group:"event-schemes"`)))
 //
-// Recording starts in OnStart and stops in OnStop.
+// With a prometheus.Registerer in the graph it exports
+// operator_events_dropped_total{cause} there. Recording starts in OnStart
+// and stops in OnStop.
 var Module = fx.Module("events",
 	fx.Provide(
 		fx.Annotate(newRecorder,
@@ -34,14 +38,24 @@ var Module = fx.Module("events",
 
 type recorderParams struct {
 	fx.In
-	Client  kubeclient.Interface
-	Logger  *zap.Logger
-	Options Options                       `optional:"true"`
-	Schemes []func(*runtime.Scheme) error `group:"event-schemes"`
+	Client     kubeclient.Interface
+	Logger     *zap.Logger
+	Options    Options                       `optional:"true"`
+	Schemes    []func(*runtime.Scheme) error `group:"event-schemes"`
+	Registerer prometheus.Registerer         `optional:"true"`
 }
 
 func newRecorder(p recorderParams) (*Recorder, error) {
 	opts := p.Options
 	opts.AddToScheme = append(append([]func(*runtime.Scheme) error(nil), opts.AddToScheme...), p.Schemes...)
-	return New(p.Client, opts, p.Logger.Named("events"))
+	r, err := New(p.Client, opts, p.Logger.Named("events"))
+	if err != nil {
+		return nil, err
+	}
+	if p.Registerer != nil {
+		if err := p.Registerer.Register(r.DroppedCollector()); err != nil {
+			return nil, fmt.Errorf("event recorder: register %s: %w", DroppedMetric, err)
+		}
+	}
+	return r, nil
 }

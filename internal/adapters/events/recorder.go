@@ -74,6 +74,8 @@ type Recorder struct {
 	sweepEvery time.Duration
 	retryAfter time.Duration
 
+	dropped dropCounts
+
 	mu      sync.RWMutex // guards what follows
 	run     *run         // nil when not running
 	started bool
@@ -164,6 +166,7 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.run == nil {
+		r.dropped.add(DropNotRunning)
 		r.log.Debug("event dropped, recorder not running", zap.String("reason", reason))
 		return
 	}
@@ -176,10 +179,12 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 	}
 	ref, err := reference.GetReference(r.scheme, regarding)
 	if err != nil {
+		r.dropped.add(DropInvalid)
 		r.log.Error("event dropped, no reference to its object", zap.String("reason", reason), zap.Error(err))
 		return
 	}
 	if eventType != corev1.EventTypeNormal && eventType != corev1.EventTypeWarning {
+		r.dropped.add(DropInvalid)
 		r.log.Error("event dropped, unknown type", zap.String("reason", reason), zap.String("type", eventType))
 		return
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
@@ -175,6 +177,7 @@ func TestRecorderDropsWhenNotRunning(t *testing.T) {
 	r.Eventf(pod("ns", "after"), ports.EventTypeNormal, "Late", "Act", "after stop")
 	require.NoError(t, r.Stop(context.Background()))
 	assert.Len(t, listEvents(t, cs, "ns"), 2, "an event from after Stop was written")
+	assert.EqualValues(t, 2, r.Dropped(events.DropNotRunning), "both counted as dropped")
 }
 
 func TestRecorderDropsUnrecordableEvents(t *testing.T) {
@@ -190,6 +193,7 @@ func TestRecorderDropsUnrecordableEvents(t *testing.T) {
 	items := listEvents(t, cs, "ns")
 	require.Len(t, items, 1)
 	assert.Equal(t, "Fine", items[0].Reason)
+	assert.EqualValues(t, 2, r.Dropped(events.DropInvalid))
 }
 
 // Repeats of an Event become its series: the first repeat patches the
@@ -375,9 +379,11 @@ func TestModule(t *testing.T) {
 	cs := fake.NewClientset()
 	var rec ports.EventRecorder
 	var r *events.Recorder
+	reg := prometheus.NewRegistry()
 	app := fxtest.New(t,
 		events.Module,
 		fx.Supply(fx.Annotate(kubeclienttest.Wrap(cs), fx.As(new(kubeclient.Interface))), zap.NewNop()),
+		fx.Supply(fx.Annotate(reg, fx.As(new(prometheus.Registerer)))),
 		fx.Provide(fx.Annotate(func() func(*runtime.Scheme) error { return addThing }, fx.ResultTags(`group:"event-schemes"`))),
 		fx.Populate(&rec, &r),
 	)
@@ -386,4 +392,16 @@ func TestModule(t *testing.T) {
 	assert.True(t, r.Scheme().Recognizes(thingGV.WithKind("ChaosPod")))
 	rec.Eventf(pod("ns", "p"), ports.EventTypeNormal, "Labeled", "Label", "via fx")
 	waitEvents(t, cs, "ns", 1)
+	// operator_events_dropped_total is there from the start, one series a
+	// cause, each at 0.
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP operator_events_dropped_total Events the recorder gave up on, by cause.
+# TYPE operator_events_dropped_total counter
+operator_events_dropped_total{cause="invalid"} 0
+operator_events_dropped_total{cause="not_running"} 0
+operator_events_dropped_total{cause="queue_full"} 0
+operator_events_dropped_total{cause="rejected"} 0
+operator_events_dropped_total{cause="stopped"} 0
+operator_events_dropped_total{cause="write_failed"} 0
+`), events.DroppedMetric))
 }

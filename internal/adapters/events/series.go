@@ -140,6 +140,7 @@ func (rn *run) enqueue(e *entry) {
 	case rn.queue <- e:
 		e.pending = true
 	default:
+		rn.r.dropped.add(DropQueueFull)
 		rn.r.log.Debug("event dropped, queue full", zap.String("reason", e.key.reason), zap.String("name", e.key.regarding.Name))
 	}
 }

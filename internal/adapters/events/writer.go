@@ -82,6 +82,7 @@ func (rn *run) write(ev *eventsv1.Event, exists bool) outcome {
 		case err == nil:
 			return written
 		case rn.ctx.Err() != nil:
+			rn.r.dropped.add(DropStopped)
 			log().Debug("event abandoned, recorder stopped", zap.Error(err))
 			return gaveUp
 		case !retry && apierrors.IsAlreadyExists(err):
@@ -90,9 +91,11 @@ func (rn *run) write(ev *eventsv1.Event, exists bool) outcome {
 			log().Debug("event dropped, already exists", zap.Error(err))
 			return gaveUp
 		case !retry:
+			rn.r.dropped.add(DropRejected)
 			log().Warn("event rejected", zap.Error(err))
 			return rejected
 		case try >= writeTries:
+			rn.r.dropped.add(DropWriteFailed)
 			log().Warn("event dropped, write kept failing", zap.Int("tries", try), zap.Error(err))
 			return gaveUp
 		}
@@ -102,6 +105,7 @@ func (rn *run) write(ev *eventsv1.Event, exists bool) outcome {
 		case <-t.C:
 		case <-rn.ctx.Done():
 			t.Stop()
+			rn.r.dropped.add(DropStopped)
 			return gaveUp
 		}
 		pause *= 2

@@ -164,6 +164,7 @@ func TestFullQueueDropsEvents(t *testing.T) {
 		r.Eventf(testPod(fmt.Sprint("p", i)), ports.EventTypeNormal, "Flood", "Act", "event %d", i)
 	}
 	assert.Equal(t, 15, logs.FilterMessage("event dropped, queue full").Len())
+	assert.EqualValues(t, 15, r.Dropped(DropQueueFull), "counted in operator_events_dropped_total")
 	close(api.gate)
 	stop(t, r)
 
@@ -181,13 +182,14 @@ func TestWriteRetries(t *testing.T) {
 		wantWritten bool
 		wantLog     string
 		wantLogs    int
+		wantDropped string // the cause counted, "" for none
 	}{
-		{"transient errors are retried", []error{unavailable, errors.New("connection refused")}, 3, true, "event write failed, retrying", 2},
-		{"three tries, no more", []error{unavailable, unavailable, unavailable, unavailable}, 3, false, "event dropped, write kept failing", 1},
-		{"too many requests is transient", []error{apierrors.NewTooManyRequests("slow down", 1)}, 2, true, "event write failed, retrying", 1},
-		{"invalid is dropped at once", []error{apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: "Event"}, "x", field.ErrorList{field.Required(field.NewPath("note"), "")})}, 1, false, "event rejected", 1},
-		{"forbidden is dropped at once", []error{apierrors.NewForbidden(gr, "x", errors.New("namespace terminating"))}, 1, false, "event rejected", 1},
-		{"already exists is dropped at once", []error{apierrors.NewAlreadyExists(gr, "x")}, 1, false, "event dropped, already exists", 1},
+		{"transient errors are retried", []error{unavailable, errors.New("connection refused")}, 3, true, "event write failed, retrying", 2, ""},
+		{"three tries, no more", []error{unavailable, unavailable, unavailable, unavailable}, 3, false, "event dropped, write kept failing", 1, DropWriteFailed},
+		{"too many requests is transient", []error{apierrors.NewTooManyRequests("slow down", 1)}, 2, true, "event write failed, retrying", 1, ""},
+		{"invalid is dropped at once", []error{apierrors.NewInvalid(schema.GroupKind{Group: gr.Group, Kind: "Event"}, "x", field.ErrorList{field.Required(field.NewPath("note"), "")})}, 1, false, "event rejected", 1, DropRejected},
+		{"forbidden is dropped at once", []error{apierrors.NewForbidden(gr, "x", errors.New("namespace terminating"))}, 1, false, "event rejected", 1, DropRejected},
+		{"already exists is dropped at once", []error{apierrors.NewAlreadyExists(gr, "x")}, 1, false, "event dropped, already exists", 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -213,6 +215,13 @@ func TestWriteRetries(t *testing.T) {
 				assert.Empty(t, events(t, cs))
 			}
 			assert.Equal(t, tt.wantLogs, logs.FilterMessage(tt.wantLog).Len(), "one line for a dropped Event, one per retry")
+			for _, cause := range dropCauses {
+				want := 0
+				if cause == tt.wantDropped {
+					want = 1
+				}
+				assert.EqualValues(t, want, r.Dropped(cause), "dropped for %s", cause)
+			}
 		})
 	}
 }
