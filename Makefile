@@ -32,9 +32,10 @@ test-reliability: tools ## Run only the fault tests (test/reliability: failover,
 	set -o pipefail; go test $(TEST_FLAGS) -count=1 -v ./test/reliability/ 2>&1 | grep -E 'figure:|^(--- |ok|FAIL|panic)'
 
 .PHONY: lint
-lint: ## gofmt, go vet and the architecture test (the hexagon's dependency rule).
+lint: ## gofmt, go vet (bench/crbaseline's module too) and the architecture test (the hexagon's dependency rule).
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	cd bench/crbaseline && go vet ./...
 	go test -count=1 ./test/architecture
 
 .PHONY: fmt
