@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/operatorproc"
+)
+
+// Every workload of the driver runs once, at a hundredth of its scale and
+// without a warm-up, against its own control plane and the release build
+// of the operator: the figures mean nothing here, but a workload that no
+// longer converges, or a driver that no longer starts, fails `make test`
+// instead of the next benchmark session.
+func TestEveryWorkloadRunsAtATinyScale(t *testing.T) {
+	root, err := controlplane.RepoRoot()
+	require.NoError(t, err)
+	bin, err := operatorproc.BuildRelease(root, t.TempDir())
+	require.NoError(t, err)
+	opts, err := parseFlags([]string{
+		"--operator=" + bin,
+		"--scale=0.01",
+		"--warmup=false",
+		"--chaos-duration=3s",
+		"--timeout=2m",
+	})
+	require.NoError(t, err)
+	require.ElementsMatch(t, workloadNames(), opts.workloads, "every workload, by default")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	require.NoError(t, run(ctx, opts))
+}
