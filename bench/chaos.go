@@ -124,6 +124,9 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 	}
 	logf("chaos: %d pods created, %d deleted in %s (since the first create %s ago)", obs.created, len(obs.deletions), dur, time.Since(began).Round(time.Second))
 	logf("chaos: latest seconds: %s", worstSeconds(late, due, 3))
+	if early > 0 {
+		return nil, fmt.Errorf("%d of %d Pods stopped before their ChaosPod's nextStop", early, len(late))
+	}
 	return result{
 		paramOf("n", n),
 		rateOf("created", obs.created, dur),

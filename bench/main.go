@@ -155,8 +155,12 @@ func run(ctx context.Context, opts options) error {
 		}
 		wBegan := time.Now()
 		if opts.warmup {
-			if err := warmUp(ctx, e, w, binaries[0].path); err != nil {
-				return fmt.Errorf("%s: warm-up: %w", w.name, err)
+			// Each binary warms up: what a first run pays is not all the
+			// API server's (connections, heap growth are the process's).
+			for _, b := range binaries {
+				if err := warmUp(ctx, e, w, b.path); err != nil {
+					return fmt.Errorf("%s: warm-up: %w", w.name, err)
+				}
 			}
 		}
 		perBinary := make([][]result, len(binaries))
@@ -205,8 +209,8 @@ func run(ctx context.Context, opts options) error {
 	return nil
 }
 
-// warmUp runs w once at a tenth of its scale (a chaos window of at most
-// 15 s) and throws the figures away. A workload's first run on a fresh
+// warmUp runs w once with bin at a tenth of its scale (a chaos window of at
+// most 15 s) and throws the figures away. A workload's first run on a fresh
 // control plane pays for what the API server does once (its first
 // conversions and admission calls for a kind, connections, heap growth):
 // measured chaos lateness p99 was 2-4 times that of the runs after it, for

@@ -56,12 +56,17 @@ func runRSBacklog(ctx context.Context, e *env, bin, label string) (_ result, err
 	if err != nil {
 		return nil, err
 	}
+	events, err := e.waitLabeledEvents(ctx, ns, n)
+	if err != nil {
+		return nil, err
+	}
 	converge := at.Sub(op.started)
 	return append(result{
 		paramOf("n", n),
 		durationOf("converge", converge),
 		durationOf("ceiling", ceiling),
 		ratioOf("ratio", converge.Seconds()/ceiling.Seconds()),
+		countOf("events", events),
 	}, spent...), nil
 }
 

@@ -52,9 +52,14 @@ func runRSBurst(ctx context.Context, e *env, bin, label string) (_ result, err e
 	if err != nil {
 		return nil, err
 	}
+	events, err := e.waitLabeledEvents(ctx, ns, n)
+	if err != nil {
+		return nil, err
+	}
 	return append(result{
 		paramOf("n", n),
 		durationOf("converge", at.Sub(first)),
 		durationOf("creates", creates),
+		countOf("events", events),
 	}, spent...), nil
 }

@@ -68,6 +68,9 @@ func runWebhookValidate(ctx context.Context, e *env, bin, label string) (result,
 	if err != nil {
 		return nil, err
 	}
+	if want := n / 10; stats.denied != want {
+		return nil, fmt.Errorf("%d of %d reviews denied, want exactly the %d without the annotation", stats.denied, n, want)
+	}
 	return result{
 		paramOf("n", n),
 		durationOf("p50", percentile(stats.latencies, 50)),
