@@ -53,12 +53,17 @@ bench: tools build ## Run the benchmark driver (bench/) against its own control 
 	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator $(BENCH_FLAGS)
 
 .PHONY: crbaseline
-crbaseline: ## Build the controller-runtime baseline (bench/crbaseline, a separate module) into bin/crbaseline.
+crbaseline: ## Build the controller-runtime baseline (bench/crbaseline, a separate module) into bin/crbaseline, and bin/crbaseline-tuned (the same with --tuned).
 	cd bench/crbaseline && $(GO_BUILD) -o $(BIN)/crbaseline .
+	@printf '#!/bin/sh\nexec "$$(dirname "$$0")/crbaseline" --tuned "$$@"\n' > $(BIN)/crbaseline-tuned && chmod +x $(BIN)/crbaseline-tuned
 
 .PHONY: bench-ab
 bench-ab: tools build crbaseline ## Side by side: the operator (A) against the controller-runtime baseline (B), alternating runs.
 	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator --ab=$(BIN)/crbaseline $(BENCH_FLAGS)
+
+.PHONY: bench-ab-tuned
+bench-ab-tuned: tools build crbaseline ## The same against the baseline as an expert tunes it (bench/crbaseline --tuned).
+	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator --ab=$(BIN)/crbaseline-tuned $(BENCH_FLAGS)
 
 # kubectl on the PATH, else the one `make tools` builds. The cluster is
 # $KUBECONFIG's, else ~/.kube/config's.

@@ -11,7 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	chaosv1 "github.com/hexagonal-operator/operator/bench/crbaseline/api/v1"
@@ -28,6 +30,10 @@ const (
 type ChaosPodReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// MetadataOnlyPods and Workers are the tuned mode's (--tuned); zero
+	// values are controller-runtime's defaults.
+	MetadataOnlyPods bool
+	Workers          int
 }
 
 // Reconcile moves the ChaosPod one step through its cycle: no Pod → create
@@ -44,42 +50,62 @@ func (r *ChaosPodReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, nil
 	}
 
-	var pod corev1.Pod
-	err := r.Get(ctx, req.NamespacedName, &pod)
+	pod := r.newPod()
+	err := r.Get(ctx, req.NamespacedName, pod)
 	switch {
 	case apierrors.IsNotFound(err):
 		return r.startPod(ctx, &cp)
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("get pod %s: %w", req.NamespacedName, err)
 	}
-	if ref := metav1.GetControllerOf(&pod); ref == nil || ref.UID != cp.UID {
+	if ref := metav1.GetControllerOf(pod); ref == nil || ref.UID != cp.UID {
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("pod %s exists and is not controlled by chaospod %s", req.NamespacedName, req.NamespacedName))
 	}
-	if !pod.DeletionTimestamp.IsZero() {
+	if pod.GetDeletionTimestamp() != nil {
 		return ctrl.Result{}, nil // stopping; its deletion brings the next reconcile
 	}
 
 	now := time.Now()
-	if !recorded(&cp, &pod) || cp.Spec.NextStop == nil {
-		return r.recordRun(ctx, &cp, pod.CreationTimestamp, now)
+	created := pod.GetCreationTimestamp()
+	if !recorded(&cp, created) || cp.Spec.NextStop == nil {
+		return r.recordRun(ctx, &cp, created, now)
 	}
 	if wait := cp.Spec.NextStop.Sub(now); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	err = r.Delete(ctx, &pod, client.Preconditions{UID: &pod.UID})
+	uid := pod.GetUID()
+	err = r.Delete(ctx, pod, client.Preconditions{UID: &uid})
 	switch {
 	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
 		return ctrl.Result{}, nil // gone or replaced meanwhile; its events follow
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("stop pod %s: %w", req.NamespacedName, err)
 	}
-	r.Recorder.Eventf(&cp, nil, corev1.EventTypeNormal, reasonPodStopped, "Delete", "Stopped pod %s", pod.Name)
+	r.Recorder.Eventf(&cp, nil, corev1.EventTypeNormal, reasonPodStopped, "Delete", "Stopped pod %s", pod.GetName())
 	return ctrl.Result{}, nil
 }
 
-// recorded reports whether status.lastRun already names pod's run.
-func recorded(cp *chaosv1.ChaosPod, pod *corev1.Pod) bool {
-	return cp.Status.LastRun != nil && cp.Status.LastRun.Equal(&pod.CreationTimestamp)
+// newPod is what the reconciler reads a Pod into: the whole Pod by
+// default, its metadata alone when the Pods are watched metadata-only (a
+// typed Get would start a second, full informer of every Pod).
+func (r *ChaosPodReconciler) newPod() client.Object {
+	if r.MetadataOnlyPods {
+		return podMetadata()
+	}
+	return &corev1.Pod{}
+}
+
+// podMetadata is a Pod as a metadata-only watch caches it.
+func podMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Pod"))
+	return m
+}
+
+// recorded reports whether status.lastRun already names the run of the
+// Pod created at created.
+func recorded(cp *chaosv1.ChaosPod, created metav1.Time) bool {
+	return cp.Status.LastRun != nil && cp.Status.LastRun.Equal(&created)
 }
 
 func (r *ChaosPodReconciler) startPod(ctx context.Context, cp *chaosv1.ChaosPod) (ctrl.Result, error) {
@@ -174,8 +200,13 @@ func writeErr(what string, cp *chaosv1.ChaosPod, err error) error {
 // SetupWithManager watches ChaosPods and, through their controller owner
 // reference, their Pods.
 func (r *ChaosPodReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	var podOpts []builder.OwnsOption
+	if r.MetadataOnlyPods {
+		podOpts = append(podOpts, builder.OnlyMetadata)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&chaosv1.ChaosPod{}).
-		Owns(&corev1.Pod{}).
+		Owns(&corev1.Pod{}, podOpts...).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
 		Complete(r)
 }

@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -60,6 +59,7 @@ func main() {
 		webhookPort          int
 		webhookCertDir       string
 		controllers          string
+		tuned                bool
 	)
 	// --kubeconfig is registered by controller-runtime's config package.
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to; 0 disables it.")
@@ -71,6 +71,7 @@ func main() {
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
 	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "The folder holding tls.crt and tls.key for the webhook server.")
 	flag.StringVar(&controllers, "controllers", controllerReplicaSet+","+controllerChaosPod, "Comma-separated controllers to run (replicaset, chaospod); webhooks always serve.")
+	flag.BoolVar(&tuned, "tuned", false, "Configure controller-runtime as an expert would for this job (see tuned.go) instead of at its defaults.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -98,7 +99,14 @@ func main() {
 		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg := ctrl.GetConfigOrDie()
+	mode := defaultMode()
+	if tuned {
+		mode = tunedMode()
+		mode.apply(cfg)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Cache:                  mode.cache,
 		Scheme:                 scheme,
 		Metrics:                metricsOptions,
 		HealthProbeBindAddress: probeAddr,
@@ -119,23 +127,27 @@ func main() {
 	var watched []client.Object
 	if slices.Contains(enabled, controllerReplicaSet) {
 		if err := (&ReplicaSetReconciler{
-			Client:   mgr.GetClient(),
-			Recorder: mgr.GetEventRecorder("replicaset-controller"),
+			Client:           mgr.GetClient(),
+			Recorder:         mgr.GetEventRecorder("replicaset-controller"),
+			MetadataOnlyPods: mode.metadataOnlyPods,
+			Workers:          mode.replicaSetWorkers,
 		}).SetupWithManager(mgr); err != nil {
 			setupLog.Error(err, "unable to create controller", "controller", controllerReplicaSet)
 			os.Exit(1)
 		}
-		watched = append(watched, &appsv1.ReplicaSet{}, &corev1.Pod{})
+		watched = append(watched, &appsv1.ReplicaSet{}, mode.pod())
 	}
 	if slices.Contains(enabled, controllerChaosPod) {
 		if err := (&ChaosPodReconciler{
-			Client:   mgr.GetClient(),
-			Recorder: mgr.GetEventRecorder("chaospod-controller"),
+			Client:           mgr.GetClient(),
+			Recorder:         mgr.GetEventRecorder("chaospod-controller"),
+			MetadataOnlyPods: mode.metadataOnlyPods,
+			Workers:          mode.chaosPodWorkers,
 		}).SetupWithManager(mgr); err != nil {
 			setupLog.Error(err, "unable to create controller", "controller", controllerChaosPod)
 			os.Exit(1)
 		}
-		watched = append(watched, &chaosv1.ChaosPod{}, &corev1.Pod{})
+		watched = append(watched, &chaosv1.ChaosPod{}, mode.pod())
 	}
 
 	if err := setupPodWebhooks(mgr); err != nil {

@@ -9,7 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -25,6 +27,10 @@ const (
 type ReplicaSetReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// MetadataOnlyPods and Workers are the tuned mode's (--tuned); zero
+	// values are controller-runtime's defaults.
+	MetadataOnlyPods bool
+	Workers          int
 }
 
 // Reconcile sets the label when it is missing or different, with a merge
@@ -59,8 +65,13 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 // SetupWithManager watches ReplicaSets and, through their controller owner
 // reference, the Pods they own.
 func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	var podOpts []builder.OwnsOption
+	if r.MetadataOnlyPods {
+		podOpts = append(podOpts, builder.OnlyMetadata)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&appsv1.ReplicaSet{}).
-		Owns(&corev1.Pod{}).
+		Owns(&corev1.Pod{}, podOpts...).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
 		Complete(r)
 }
