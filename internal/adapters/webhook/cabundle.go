@@ -43,59 +43,48 @@ var errStaleBundle = errors.New("target trusts a newer CA than the bundle to wri
 // MutatingWebhookConfigurationTarget writes the bundle into every webhook
 // of the named MutatingWebhookConfiguration.
 func MutatingWebhookConfigurationTarget(client kubeclient.Interface, name string) CABundleTarget {
-	api := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	configs := func(obj runtime.Object) (string, []*admissionregistrationv1.WebhookClientConfig, bool) {
-		cfg, ok := obj.(*admissionregistrationv1.MutatingWebhookConfiguration)
-		if !ok {
-			return "", nil, false
-		}
-		out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
-		for i := range cfg.Webhooks {
-			out[i] = &cfg.Webhooks[i].ClientConfig
-		}
-		return cfg.Name, out, true
-	}
-	return &configTarget{
-		kind:    "MutatingWebhookConfiguration",
-		name:    name,
-		configs: configs,
-		getFn:   func(ctx context.Context) (runtime.Object, error) { return api.Get(ctx, name, metav1.GetOptions{}) },
-		watchFn: api.Watch,
-		inject: func(ctx context.Context, bundle []byte) (bool, error) {
-			cfg, err := api.Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return false, err
+	return webhookConfigTarget("MutatingWebhookConfiguration", name, client.AdmissionregistrationV1().MutatingWebhookConfigurations(),
+		func(cfg *admissionregistrationv1.MutatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
+			out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+			for i := range cfg.Webhooks {
+				out[i] = &cfg.Webhooks[i].ClientConfig
 			}
-			_, ccs, _ := configs(cfg)
-			changed, err := setBundles(ccs, bundle)
-			if err != nil || !changed {
-				return false, err
-			}
-			_, err = api.Update(ctx, cfg, metav1.UpdateOptions{})
-			return true, err
-		},
-	}
+			return out
+		})
 }
 
 // ValidatingWebhookConfigurationTarget writes the bundle into every webhook
 // of the named ValidatingWebhookConfiguration.
 func ValidatingWebhookConfigurationTarget(client kubeclient.Interface, name string) CABundleTarget {
-	api := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	configs := func(obj runtime.Object) (string, []*admissionregistrationv1.WebhookClientConfig, bool) {
-		cfg, ok := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
-		if !ok {
-			return "", nil, false
-		}
-		out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
-		for i := range cfg.Webhooks {
-			out[i] = &cfg.Webhooks[i].ClientConfig
-		}
-		return cfg.Name, out, true
-	}
+	return webhookConfigTarget("ValidatingWebhookConfiguration", name, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(),
+		func(cfg *admissionregistrationv1.ValidatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
+			out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+			for i := range cfg.Webhooks {
+				out[i] = &cfg.Webhooks[i].ClientConfig
+			}
+			return out
+		})
+}
+
+// webhookConfig is a Mutating- or ValidatingWebhookConfiguration.
+type webhookConfig interface {
+	runtime.Object
+	GetName() string
+}
+
+// webhookConfigTarget is the target of one named webhook configuration of
+// kind T, whose client configs clientConfigs points into.
+func webhookConfigTarget[T webhookConfig, L any](kind, name string, api kubeclient.Resource[T, L], clientConfigs func(T) []*admissionregistrationv1.WebhookClientConfig) *configTarget {
 	return &configTarget{
-		kind:    "ValidatingWebhookConfiguration",
-		name:    name,
-		configs: configs,
+		kind: kind,
+		name: name,
+		configs: func(obj runtime.Object) (string, []*admissionregistrationv1.WebhookClientConfig, bool) {
+			cfg, ok := obj.(T)
+			if !ok {
+				return "", nil, false
+			}
+			return cfg.GetName(), clientConfigs(cfg), true
+		},
 		getFn:   func(ctx context.Context) (runtime.Object, error) { return api.Get(ctx, name, metav1.GetOptions{}) },
 		watchFn: api.Watch,
 		inject: func(ctx context.Context, bundle []byte) (bool, error) {
@@ -103,8 +92,7 @@ func ValidatingWebhookConfigurationTarget(client kubeclient.Interface, name stri
 			if err != nil {
 				return false, err
 			}
-			_, ccs, _ := configs(cfg)
-			changed, err := setBundles(ccs, bundle)
+			changed, err := setBundles(clientConfigs(cfg), bundle)
 			if err != nil || !changed {
 				return false, err
 			}
