@@ -24,7 +24,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/profiling"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/domain/admission"
 	"github.com/hexagonal-operator/operator/internal/domain/replicaset"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -89,8 +88,7 @@ func Options(cfg config.Config) fx.Option {
 					},
 				}
 			},
-			fx.Annotate(admission.NewPodAnnotator, fx.As(new(ports.PodMutator))),
-			fx.Annotate(admission.NewPodValidator, fx.As(new(ports.PodValidator))),
+			fx.Annotate(PodWebhooks, fx.ResultTags(webhook.GroupHooks)),
 			func(c config.Config) leaderelection.Options {
 				return leaderelection.Options{
 					Enabled:       c.LeaderElect,

@@ -29,15 +29,17 @@ import (
 func chaosPodOptions(cfg config.Config) fx.Option {
 	opts := []fx.Option{
 		fx.Provide(
-			fx.Annotate(admission.NewChaosPodDefaulter, fx.As(new(ports.ChaosPodDefaulter))),
-			fx.Annotate(admission.NewChaosPodValidator, fx.As(new(ports.ChaosPodValidator))),
-			fx.Annotate(webhook.ChaosPodHooks, fx.ResultTags(`group:"webhooks,flatten"`)),
-			fx.Annotate(webhook.ChaosPodConversion, fx.ResultTags(`group:"webhook-conversions"`)),
+			admission.NewChaosPodDefaulter,
+			admission.NewChaosPodValidator,
+		),
+		fx.Provide(
+			fx.Annotate(ChaosPodWebhooks, fx.ResultTags(webhook.GroupHooks)),
+			fx.Annotate(ChaosPodConversion, fx.ResultTags(webhook.GroupConversions)),
 			// In self cert mode the CRD's conversion config trusts the
 			// operator's CA like the webhook configurations do.
 			fx.Annotate(func(dyn dynamic.Interface) webhook.CABundleTarget {
-				return webhook.CRDConversionTarget(dyn, webhook.ChaosPodCRDName)
-			}, fx.ResultTags(`group:"webhook-ca-targets"`)),
+				return webhook.CRDConversionTarget(dyn, ChaosPodCRDName)
+			}, fx.ResultTags(webhook.GroupCATargets)),
 		),
 	}
 	if cfg.Runs(config.ControllerChaosPod) {

@@ -12,6 +12,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/memory"
 	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/config"
+	"github.com/hexagonal-operator/operator/internal/domain/admission"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -33,7 +34,7 @@ func ExampleNew() {
 
 	var (
 		got       ports.Clock
-		defaulter ports.ChaosPodDefaulter
+		defaulter *admission.ChaosPodDefaulter
 	)
 	a := app.New(cfg,
 		// fx.As: the graph holds a ports.Clock, not a *memory.Clock.
@@ -48,7 +49,7 @@ func ExampleNew() {
 
 	// The domain's ChaosPod defaulter was built with it: an unset
 	// nextStop becomes the pinned "now" plus one minute.
-	m, err := defaulter.DefaultChaosPodV1(context.Background(), ports.AdmissionRequest[chaosv1.ChaosPod]{
+	m, err := defaulter.DefaultV1(context.Background(), ports.AdmissionRequest[chaosv1.ChaosPod]{
 		Operation: ports.OperationCreate,
 		Object:    &chaosv1.ChaosPod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "chaos"}},
 	})

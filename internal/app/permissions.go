@@ -11,7 +11,6 @@ import (
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
-	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
@@ -66,7 +65,7 @@ func RequiredAccess(cfg config.Config) []kube.Access {
 		add(grantSelfSecret, "", "secrets", cfg.OperatorNamespace, "", "create")
 		add(grantCABundle, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "", cfg.MutatingWebhookConfiguration, "get", "update", "watch")
 		add(grantCABundle, "admissionregistration.k8s.io", "validatingwebhookconfigurations", "", cfg.ValidatingWebhookConfiguration, "get", "update", "watch")
-		add(grantCABundle, "apiextensions.k8s.io", "customresourcedefinitions", "", webhook.ChaosPodCRDName, "get", "update", "watch")
+		add(grantCABundle, "apiextensions.k8s.io", "customresourcedefinitions", "", ChaosPodCRDName, "get", "update", "watch")
 	}
 	if cfg.MetricsSecure && cfg.MetricsBindAddress != "0" {
 		add(grantMetrics, "authentication.k8s.io", "tokenreviews", "", "", "create")

@@ -1,5 +1,7 @@
 package ports
 
+import "context"
+
 // Operation is what an admission request does to its object, spelled as the
 // API server spells it.
 type Operation string
@@ -64,4 +66,40 @@ type Mutation[T any] struct {
 	// Object is the object to admit: a modified copy of the request's
 	// object, or nil when it is admitted unchanged. Ignored on denial.
 	Object *T
+}
+
+// Mutator knows how to change an object of type T on its way into the
+// cluster (a mutating admission rule, controller-runtime's Defaulter).
+//
+// Mutate never modifies the request's objects. A returned error means the
+// rule could not decide (it is reported as an internal error, and the API
+// server applies the webhook's failure policy); a refusal is a denied
+// [Mutation], not an error.
+type Mutator[T any] interface {
+	Mutate(ctx context.Context, req AdmissionRequest[T]) (Mutation[T], error)
+}
+
+// MutatorFunc is a function that is a [Mutator].
+type MutatorFunc[T any] func(ctx context.Context, req AdmissionRequest[T]) (Mutation[T], error)
+
+// Mutate calls f.
+func (f MutatorFunc[T]) Mutate(ctx context.Context, req AdmissionRequest[T]) (Mutation[T], error) {
+	return f(ctx, req)
+}
+
+// Validator knows how to decide whether an object of type T may enter (or
+// change in) the cluster (a validating admission rule).
+//
+// Validate never modifies the request's objects. A returned error means the
+// rule could not decide; a refusal is a [Verdict] with Allowed false.
+type Validator[T any] interface {
+	Validate(ctx context.Context, req AdmissionRequest[T]) (Verdict, error)
+}
+
+// ValidatorFunc is a function that is a [Validator].
+type ValidatorFunc[T any] func(ctx context.Context, req AdmissionRequest[T]) (Verdict, error)
+
+// Validate calls f.
+func (f ValidatorFunc[T]) Validate(ctx context.Context, req AdmissionRequest[T]) (Verdict, error) {
+	return f(ctx, req)
 }

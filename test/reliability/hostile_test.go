@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
@@ -85,7 +86,7 @@ func TestHostileWebhookBodies(t *testing.T) {
 	}
 	defer client.CloseIdleConnections()
 	for w := range reviewWorkers {
-		wg.Go(func() { reviews.send(client, "https://"+op.Webhook+webhook.PodMutatePath, w, reviewInterval, end) })
+		wg.Go(func() { reviews.send(client, "https://"+op.Webhook+app.PodMutatePath, w, reviewInterval, end) })
 	}
 	// Every goroutine returns by the end of the window: reads and writes of
 	// the hostile connections have it as their deadline, and the review
@@ -144,7 +145,7 @@ type hostileStats struct {
 // hostileHeader is the head of a POST to the Pod mutator declaring length
 // bytes of JSON.
 func hostileHeader(addr string, length int64) []byte {
-	return fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", webhook.PodMutatePath, addr, length)
+	return fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", app.PodMutatePath, addr, length)
 }
 
 func dialHostile(addr string, config *tls.Config, end time.Time) (*tls.Conn, error) {

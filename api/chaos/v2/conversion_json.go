@@ -1,6 +1,7 @@
 package v2
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -128,4 +129,43 @@ func move(from map[string]any, key string, to map[string]any, newKey string) {
 		delete(from, key)
 		to[newKey] = v
 	}
+}
+
+// ConvertJSON converts a ChaosPod encoded as JSON to desiredAPIVersion
+// (v1 or v2), through v1 as the hub: what the CRD's conversion webhook
+// does for each object. It rewrites the JSON rather than typed objects, so
+// a field this build does not know, or spells differently, is stored as the
+// client wrote it.
+func ConvertJSON(raw []byte, desiredAPIVersion string) ([]byte, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if obj["kind"] != chaosv1.Kind {
+		return nil, fmt.Errorf("cannot convert kind %q", obj["kind"])
+	}
+	hub, spoke := chaosv1.SchemeGroupVersion.String(), SchemeGroupVersion.String()
+	if desiredAPIVersion != hub && desiredAPIVersion != spoke {
+		return nil, fmt.Errorf("cannot convert to %q", desiredAPIVersion)
+	}
+	from := obj["apiVersion"]
+	var err error
+	switch from {
+	case desiredAPIVersion:
+		return raw, nil
+	case spoke: // desired is the hub
+		err = ToHubJSON(obj)
+	case hub: // desired is v2
+		err = FromHubJSON(obj)
+	default:
+		return nil, fmt.Errorf("cannot convert from %q", from)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("convert %v: %w", from, err)
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", desiredAPIVersion, err)
+	}
+	return out, nil
 }

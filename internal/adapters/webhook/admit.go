@@ -33,12 +33,6 @@ type Resource struct {
 	Resource schema.GroupVersionResource
 }
 
-// PodResource is core/v1 Pods (not their subresources).
-var PodResource = Resource{
-	Kind:     schema.GroupVersionKind{Version: "v1", Kind: "Pod"},
-	Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"},
-}
-
 // check refuses a request for anything else: its object cannot be decoded
 // as T, and answering it would mean the registration is wrong.
 func (r Resource) check(req *admissionv1.AdmissionRequest) error {
@@ -56,13 +50,13 @@ func (r Resource) check(req *admissionv1.AdmissionRequest) error {
 
 // Mutating adapts a typed mutating rule to an Admitter. The answer carries
 // a minimal JSON patch from the object as received to the rule's copy.
-func Mutating[T any](res Resource, mutate func(context.Context, ports.AdmissionRequest[T]) (ports.Mutation[T], error)) Admitter {
-	return &mutating[T]{res: res, mutate: mutate}
+func Mutating[T any](res Resource, m ports.Mutator[T]) Admitter {
+	return &mutating[T]{res: res, mutate: m.Mutate}
 }
 
 // Validating adapts a typed validating rule to an Admitter.
-func Validating[T any](res Resource, validate func(context.Context, ports.AdmissionRequest[T]) (ports.Verdict, error)) Admitter {
-	return &validating[T]{res: res, validate: validate}
+func Validating[T any](res Resource, v ports.Validator[T]) Admitter {
+	return &validating[T]{res: res, validate: v.Validate}
 }
 
 type mutating[T any] struct {

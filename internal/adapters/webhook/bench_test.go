@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 
-	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
 )
 
@@ -30,14 +30,14 @@ const benchConcurrency = 32
 func BenchmarkMutate(b *testing.B) {
 	f := startFixture(b, podHooks(), nil)
 	body := podReview(b, "bench", admissionv1.Create, testPod(map[string]string{"team": "a"}), nil)
-	roundTrips(b, f.client, f.base+webhook.PodMutatePath, body)
+	roundTrips(b, f.client, f.base+app.PodMutatePath, body)
 }
 
 // BenchmarkValidate: the same on the validating path (an allowed Pod).
 func BenchmarkValidate(b *testing.B) {
 	f := startFixture(b, podHooks(), nil)
 	body := podReview(b, "bench", admissionv1.Create, testPod(map[string]string{admission.PodAnnotationKey: "foo"}), nil)
-	roundTrips(b, f.client, f.base+webhook.PodValidatePath, body)
+	roundTrips(b, f.client, f.base+app.PodValidatePath, body)
 }
 
 // BenchmarkTLSEcho is the floor: a bare net/http TLS server that echoes the
@@ -117,15 +117,15 @@ func roundTrips(b *testing.B, client *http.Client, url string, body []byte) {
 // the network or a client: decode the review, run the rule, build the
 // patch, encode the answer (admission), or convert one ChaosPod (/convert).
 func BenchmarkHandler(b *testing.B) {
-	f := startFixture(b, podHooks(), nil, webhook.ChaosPodConversion())
+	f := startFixture(b, podHooks(), nil, app.ChaosPodConversion())
 	h := f.server.Handler()
 	cases := []struct {
 		name, path string
 		body       []byte
 	}{
-		{"mutate", webhook.PodMutatePath, podReview(b, "bench", admissionv1.Create, testPod(map[string]string{"team": "a"}), nil)},
-		{"validate", webhook.PodValidatePath, podReview(b, "bench", admissionv1.Create, testPod(map[string]string{admission.PodAnnotationKey: "foo"}), nil)},
-		{"convert-v2-to-v1", webhook.ConvertPath, conversionReview("bench", "chaosapps.metamagical.io/v1", v2ChaosPod)},
+		{"mutate", app.PodMutatePath, podReview(b, "bench", admissionv1.Create, testPod(map[string]string{"team": "a"}), nil)},
+		{"validate", app.PodValidatePath, podReview(b, "bench", admissionv1.Create, testPod(map[string]string{admission.PodAnnotationKey: "foo"}), nil)},
+		{"convert-v2-to-v1", app.ConvertPath, conversionReview("bench", "chaosapps.metamagical.io/v1", v2ChaosPod)},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {

@@ -24,6 +24,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
@@ -38,7 +39,7 @@ func fakeCRDClient() *dynamicfake.FakeDynamicClient {
 	crd := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.k8s.io/v1",
 		"kind":       "CustomResourceDefinition",
-		"metadata":   map[string]any{"name": webhook.ChaosPodCRDName},
+		"metadata":   map[string]any{"name": app.ChaosPodCRDName},
 		"spec": map[string]any{"conversion": map[string]any{
 			"strategy": "Webhook",
 			"webhook": map[string]any{
@@ -53,7 +54,7 @@ func fakeCRDClient() *dynamicfake.FakeDynamicClient {
 
 func crdBundle(t testing.TB, dyn *dynamicfake.FakeDynamicClient) []byte {
 	t.Helper()
-	crd, err := dyn.Resource(crdGVR).Get(context.Background(), webhook.ChaosPodCRDName, metav1.GetOptions{})
+	crd, err := dyn.Resource(crdGVR).Get(context.Background(), app.ChaosPodCRDName, metav1.GetOptions{})
 	require.NoError(t, err)
 	s, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
 	b, err := base64.StdEncoding.DecodeString(s)
@@ -76,7 +77,7 @@ func wipeMutating(t testing.TB, cs kubernetes.Interface) {
 func wipeCRD(t testing.TB, dyn *dynamicfake.FakeDynamicClient) {
 	t.Helper()
 	ctx := context.Background()
-	crd, err := dyn.Resource(crdGVR).Get(ctx, webhook.ChaosPodCRDName, metav1.GetOptions{})
+	crd, err := dyn.Resource(crdGVR).Get(ctx, app.ChaosPodCRDName, metav1.GetOptions{})
 	require.NoError(t, err)
 	unstructured.RemoveNestedField(crd.Object, "spec", "conversion", "webhook", "clientConfig", "caBundle")
 	_, err = dyn.Resource(crdGVR).Update(ctx, crd, metav1.UpdateOptions{})
@@ -88,7 +89,7 @@ func wipeCRD(t testing.TB, dyn *dynamicfake.FakeDynamicClient) {
 func startWatchingSelf(t *testing.T, cs *fake.Clientset, dyn *dynamicfake.FakeDynamicClient, log *zap.Logger) *webhook.SelfCertSource {
 	t.Helper()
 	src, err := webhook.NewSelfCertSource(selfOptions(), kubeclienttest.Wrap(cs), log,
-		webhook.CRDConversionTarget(dyn, webhook.ChaosPodCRDName))
+		webhook.CRDConversionTarget(dyn, app.ChaosPodCRDName))
 	require.NoError(t, err)
 	require.NoError(t, src.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, src.Stop(context.Background())) })

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
-	"github.com/hexagonal-operator/operator/internal/domain/admission"
+	operator "github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -52,8 +52,7 @@ func moduleWithRegistry(t *testing.T, opts webhook.Options, reg *prometheus.Regi
 		fx.Supply(opts, zap.NewNop()),
 		fx.Provide(
 			func() prometheus.Registerer { return reg },
-			fx.Annotate(admission.NewPodAnnotator, fx.As(new(ports.PodMutator))),
-			fx.Annotate(admission.NewPodValidator, fx.As(new(ports.PodValidator))),
+			fx.Annotate(operator.PodWebhooks, fx.ResultTags(webhook.GroupHooks)),
 		),
 		fx.NopLogger,
 		fx.Populate(&certs),

@@ -14,11 +14,12 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/app"
 )
 
 func startConverter(t *testing.T, mod func(*webhook.Options)) *fixture {
 	t.Helper()
-	return startFixture(t, podHooks(), mod, webhook.ChaosPodConversion())
+	return startFixture(t, podHooks(), mod, app.ChaosPodConversion())
 }
 
 // conversionReview is a ConversionReview v1 asking for desired.
@@ -42,7 +43,7 @@ type conversionAnswer struct {
 
 func (f *fixture) convert(t *testing.T, body []byte) conversionAnswer {
 	t.Helper()
-	resp, data := f.post(t, webhook.ConvertPath, "application/json", body)
+	resp, data := f.post(t, app.ConvertPath, "application/json", body)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(data))
 	var out conversionAnswer
 	require.NoError(t, json.Unmarshal(data, &out))
@@ -141,12 +142,12 @@ func TestBadConversionRequestsAreAnsweredWithHTTPErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			resp, data := f.post(t, webhook.ConvertPath, tc.contentType, tc.body)
+			resp, data := f.post(t, app.ConvertPath, tc.contentType, tc.body)
 			assert.Equal(t, tc.code, resp.StatusCode, string(data))
 			assert.Contains(t, string(data), tc.message)
 		})
 	}
-	resp, err := f.client.Get(f.base + webhook.ConvertPath)
+	resp, err := f.client.Get(f.base + app.ConvertPath)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
@@ -168,7 +169,7 @@ func TestConversionsAreMeasuredAndLogged(t *testing.T) {
 	byUID := map[string]zapcore.Level{}
 	for _, l := range lines {
 		ctx := l.ContextMap()
-		assert.Equal(t, webhook.ConvertPath, ctx["webhook"])
+		assert.Equal(t, app.ConvertPath, ctx["webhook"])
 		assert.EqualValues(t, 1, ctx["objects"])
 		byUID[ctx["uid"].(string)] = l.Level
 	}
@@ -180,7 +181,7 @@ func TestConversionPathMustNotCollide(t *testing.T) {
 	t.Parallel()
 	f := startFixture(t, podHooks(), nil)
 	_, err := webhook.New(webhook.Options{Port: webhook.AnyPort}, f.certs, podHooks(), prometheus.NewRegistry(), zap.NewNop(),
-		webhook.Conversion{Path: webhook.PodMutatePath, Convert: webhook.ChaosPodConversion().Convert})
+		webhook.Conversion{Path: app.PodMutatePath, Convert: app.ChaosPodConversion().Convert})
 	require.ErrorContains(t, err, "served twice")
 	_, err = webhook.New(webhook.Options{Port: webhook.AnyPort}, f.certs, nil, prometheus.NewRegistry(), zap.NewNop(), webhook.Conversion{Path: "convert"})
 	require.ErrorContains(t, err, "must start with /")

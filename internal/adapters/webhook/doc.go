@@ -1,14 +1,17 @@
 // Package webhook is the driving adapter that serves admission webhooks over
 // HTTPS: it turns AdmissionReviews into typed calls on the domain's
-// admission ports and their answers back into reviews.
+// admission ports (ports.Mutator[T], ports.Validator[T]) and their answers
+// back into reviews.
 //
 // # Registration
 //
 // One table of [Hook] values says, per webhook, its path, what answers it
 // ([Admitter], built from a typed rule with [Mutating] or [Validating]), and
 // how the API server should call it: rules, failure policy, match policy,
-// side effects, timeout and selectors. [PodHooks] is the table of the Pod
-// webhooks. The server mounts every row; [MutatingWebhookConfiguration] and
+// side effects, timeout and selectors. The package knows no workload: the
+// composition root declares every row (internal/app's webhooks.go) and
+// hands the table to the server through the fx group [GroupHooks]. The
+// server mounts every row; [MutatingWebhookConfiguration] and
 // [ValidatingWebhookConfiguration] render the same rows as manifests, and a
 // test holds config/webhook to them, so code and YAML cannot drift.
 //
@@ -48,7 +51,8 @@
 // (Options.MaxConversionBytes, larger: a list is converted in one review),
 // metrics and one-line log as the admission hooks. An object that cannot be
 // converted makes the review's result Failure with a message naming it.
-// [ChaosPodConversion] serves /convert for the ChaosPod CRD.
+// Conversions join the fx group [GroupConversions]; [CRDConversionTarget]
+// keeps a CRD's conversion caBundle in step with self-issued certificates.
 //
 // # Transport
 //

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -13,13 +14,13 @@ import (
 	"go.uber.org/zap"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	chaosv2 "github.com/hexagonal-operator/operator/api/chaos/v2"
-
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
 )
 
@@ -41,12 +42,22 @@ func FuzzAdmissionReview(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(``))
 
-	s, err := New(Options{}, noCerts{}, PodHooks(admission.NewPodAnnotator(), admission.NewPodValidator()), prometheus.NewRegistry(), zap.NewNop())
+	pods := Resource{
+		Kind:     corev1.SchemeGroupVersion.WithKind("Pod"),
+		Resource: corev1.SchemeGroupVersion.WithResource("pods"),
+	}
+	hooks := []Hook{
+		{Name: "mutate.test", Path: "/mutate", Type: MutatingHook, TimeoutSeconds: 10,
+			Admitter: Mutating[corev1.Pod](pods, admission.NewPodAnnotator())},
+		{Name: "validate.test", Path: "/validate", Type: ValidatingHook, TimeoutSeconds: 10,
+			Admitter: Validating[corev1.Pod](pods, admission.NewPodValidator())},
+	}
+	s, err := New(Options{}, noCerts{}, hooks, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		for _, path := range []string{PodMutatePath, PodValidatePath} {
+		for _, path := range []string{"/mutate", "/validate"} {
 			req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
@@ -97,12 +108,15 @@ func FuzzConversionReview(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview"}`))
 	f.Add([]byte(``))
 
-	s, err := New(Options{}, noCerts{}, nil, prometheus.NewRegistry(), zap.NewNop(), ChaosPodConversion())
+	convert := Conversion{Path: "/convert", Convert: func(_ context.Context, raw []byte, desired string) ([]byte, error) {
+		return chaosv2.ConvertJSON(raw, desired)
+	}}
+	s, err := New(Options{}, noCerts{}, nil, prometheus.NewRegistry(), zap.NewNop(), convert)
 	if err != nil {
 		f.Fatal(err)
 	}
 	post := func(t *testing.T, body []byte) (int, *conversionReview) {
-		req := httptest.NewRequest(http.MethodPost, ConvertPath, bytes.NewReader(body))
+		req := httptest.NewRequest(http.MethodPost, convert.Path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		s.mux.ServeHTTP(rec, req)

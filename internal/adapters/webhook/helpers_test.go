@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
 )
 
@@ -57,7 +58,7 @@ type fixture struct {
 }
 
 func podHooks() []webhook.Hook {
-	return webhook.PodHooks(admission.NewPodAnnotator(), admission.NewPodValidator())
+	return app.PodWebhooks()
 }
 
 func startFixture(t testing.TB, hooks []webhook.Hook, mod func(*webhook.Options), conversions ...webhook.Conversion) *fixture {
@@ -243,5 +244,5 @@ func chaosPodHooks(t testing.TB) []webhook.Hook {
 	require.NoError(t, err)
 	v, err := admission.NewChaosPodValidator(c)
 	require.NoError(t, err)
-	return webhook.ChaosPodHooks(d, v)
+	return app.ChaosPodWebhooks(d, v)
 }

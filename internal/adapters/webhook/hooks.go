@@ -7,8 +7,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // HookType says which webhook configuration a hook belongs in.
@@ -46,85 +44,6 @@ type Hook struct {
 	ObjectSelector    *metav1.LabelSelector
 	// ReinvocationPolicy applies to mutating hooks only.
 	ReinvocationPolicy admissionregistrationv1.ReinvocationPolicyType
-}
-
-// Paths of the Pod hooks, as the README's Webhooks section lists them.
-const (
-	PodMutatePath   = "/mutate--v1-pod"
-	PodValidatePath = "/validate--v1-pod"
-)
-
-// OperatorNamespace is where config/default deploys the operator.
-const OperatorNamespace = "hexagonal-operator-system"
-
-// ExcludedNamespaces never reach the Pod hooks: the cluster's own
-// namespaces, and the operator's, so the operator can always start even
-// when its webhook cannot answer (no chicken and egg). The names are
-// literal because kustomize does not rewrite selector values.
-func ExcludedNamespaces() []string {
-	return []string{"kube-system", "kube-public", "kube-node-lease", OperatorNamespace}
-}
-
-// exceptExcluded selects every namespace but ExcludedNamespaces, by the
-// label the API server puts on every namespace.
-func exceptExcluded() *metav1.LabelSelector {
-	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-		Key:      "kubernetes.io/metadata.name",
-		Operator: metav1.LabelSelectorOpNotIn,
-		Values:   ExcludedNamespaces(),
-	}}}
-}
-
-func podRules() []admissionregistrationv1.RuleWithOperations {
-	scope := admissionregistrationv1.NamespacedScope
-	return []admissionregistrationv1.RuleWithOperations{{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-		Rule: admissionregistrationv1.Rule{
-			APIGroups:   []string{""},
-			APIVersions: []string{"v1"},
-			Resources:   []string{"pods"},
-			Scope:       &scope,
-		},
-	}}
-}
-
-// PodHooks is the registration table of the Pod webhooks.
-//
-// Both fail closed (failurePolicy Fail): the validator denies a Pod without
-// the annotation, so if the mutator were skipped on failure the Pod would be
-// denied anyway, with a misleading message; failing says what happened.
-// The namespace selector keeps the blast radius of an unavailable webhook
-// to user namespaces. The mutator is re-invoked if a later mutating webhook
-// changes the Pod (setting the annotation is idempotent), so a webhook that
-// drops annotations does not make the validator deny.
-func PodHooks(mutator ports.PodMutator, validator ports.PodValidator) []Hook {
-	return []Hook{
-		{
-			Name:               "pod-annotator.hexagonal-operator.io",
-			Path:               PodMutatePath,
-			Type:               MutatingHook,
-			Admitter:           Mutating(PodResource, mutator.MutatePod),
-			Rules:              podRules(),
-			FailurePolicy:      admissionregistrationv1.Fail,
-			MatchPolicy:        admissionregistrationv1.Equivalent,
-			SideEffects:        admissionregistrationv1.SideEffectClassNone,
-			TimeoutSeconds:     10,
-			NamespaceSelector:  exceptExcluded(),
-			ReinvocationPolicy: admissionregistrationv1.IfNeededReinvocationPolicy,
-		},
-		{
-			Name:              "pod-validator.hexagonal-operator.io",
-			Path:              PodValidatePath,
-			Type:              ValidatingHook,
-			Admitter:          Validating(PodResource, validator.ValidatePod),
-			Rules:             podRules(),
-			FailurePolicy:     admissionregistrationv1.Fail,
-			MatchPolicy:       admissionregistrationv1.Equivalent,
-			SideEffects:       admissionregistrationv1.SideEffectClassNone,
-			TimeoutSeconds:    10,
-			NamespaceSelector: exceptExcluded(),
-		},
-	}
 }
 
 func validateHooks(hooks []Hook) error {

@@ -11,25 +11,31 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
+// Value groups the module reads, as fx result tags for the values that join
+// them. The server knows no workload: the composition root registers every
+// hook, conversion and extra caBundle target in these groups.
+const (
+	// GroupHooks takes []Hook (flattened): the registration table.
+	GroupHooks = `group:"webhooks,flatten"`
+	// GroupConversions takes Conversion values: CRD conversion endpoints.
+	GroupConversions = `group:"webhook-conversions"`
+	// GroupCATargets takes CABundleTarget values: in self mode, more
+	// objects that must trust the operator's CA (CRDConversionTarget).
+	GroupCATargets = `group:"webhook-ca-targets"`
+)
+
 // Module serves the admission webhooks.
 //
-// It consumes Options, *zap.Logger, prometheus.Registerer, the domain's
-// ports.PodMutator and ports.PodValidator and, in self mode only, a
-// kubeclient.Interface. It provides:
+// It consumes Options, *zap.Logger, prometheus.Registerer, the groups
+// above and, in self mode only, a kubeclient.Interface. It provides:
 //   - ports.CertSource: files (external mode) or self-issued certificates,
 //     started before the server and stopped after it, with the expiry of
 //     their certificates in operator_certificate_expiry_timestamp_seconds;
-//   - the Pod hooks into the value group "webhooks" (more hook tables, like
-//     ChaosPod's, join the same group);
 //   - *Server, started and stopped with the application;
-//   - the server's readiness ports.HealthCheck into the group "readyz";
-//   - CRD conversion endpoints are taken from the group
-//     "webhook-conversions" (see ChaosPodConversion), extra CABundleTarget
-//     values from the group "webhook-ca-targets" (see CRDConversionTarget).
+//   - the server's readiness ports.HealthCheck into the group "readyz".
 var Module = fx.Module("webhook",
 	fx.Provide(
 		newCertSource,
-		fx.Annotate(PodHooks, fx.ResultTags(`group:"webhooks,flatten"`)),
 		newServer,
 		fx.Annotate((*Server).ReadinessCheck, fx.ResultTags(`group:"readyz"`)),
 	),

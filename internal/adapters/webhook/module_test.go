@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
-	"github.com/hexagonal-operator/operator/internal/domain/admission"
+	operator "github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -33,8 +33,7 @@ func graph(opts webhook.Options, extra ...fx.Option) []fx.Option {
 		fx.Supply(opts, zap.NewNop()),
 		fx.Provide(
 			func() prometheus.Registerer { return prometheus.NewRegistry() },
-			fx.Annotate(admission.NewPodAnnotator, fx.As(new(ports.PodMutator))),
-			fx.Annotate(admission.NewPodValidator, fx.As(new(ports.PodValidator))),
+			fx.Annotate(operator.PodWebhooks, fx.ResultTags(webhook.GroupHooks)),
 		),
 		fx.NopLogger,
 	}, extra...)
@@ -64,7 +63,7 @@ func TestModuleServesAndReportsReadiness(t *testing.T) {
 	require.NoError(t, ready.Checks[0].Check(context.Background()))
 	f := &fixture{server: srv, ca: ca, client: newClient(ca), base: "https://" + srv.Addr().String()}
 	defer f.client.CloseIdleConnections()
-	got := f.admit(t, webhook.PodMutatePath, podReview(t, "fx", admissionv1.Create, testPod(nil), nil))
+	got := f.admit(t, operator.PodMutatePath, podReview(t, "fx", admissionv1.Create, testPod(nil), nil))
 	assert.True(t, got.Allowed)
 	assert.NotEmpty(t, got.Patch)
 	app.RequireStop()

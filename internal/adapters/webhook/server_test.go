@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -60,7 +61,7 @@ func TestBadRequestsAreAnsweredWithHTTPErrors(t *testing.T) {
 		{name: "oversize with length", body: podReview(t, "u1", admissionv1.Create, hugePod(128<<10), nil), wantCode: 413, wantText: "exceeds the limit"},
 	}
 	for _, tt := range tests {
-		for _, path := range []string{webhook.PodMutatePath, webhook.PodValidatePath} {
+		for _, path := range []string{app.PodMutatePath, app.PodValidatePath} {
 			t.Run(tt.name+" "+path, func(t *testing.T) {
 				t.Parallel()
 				method := tt.method
@@ -97,7 +98,7 @@ func TestOversizeBodyWithoutLengthIsRefused(t *testing.T) {
 	body := podReview(t, "u1", admissionv1.Create, hugePod(128<<10), nil)
 	// A reader of unknown size makes the client send the body chunked, so
 	// only the limit on reading can catch it.
-	req, err := http.NewRequest(http.MethodPost, f.base+webhook.PodMutatePath, struct{ *bytes.Reader }{bytes.NewReader(body)})
+	req, err := http.NewRequest(http.MethodPost, f.base+app.PodMutatePath, struct{ *bytes.Reader }{bytes.NewReader(body)})
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.ContentLength = -1
@@ -107,7 +108,7 @@ func TestOversizeBodyWithoutLengthIsRefused(t *testing.T) {
 	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 
 	// The server survives and serves the next request normally.
-	got := f.admit(t, webhook.PodMutatePath, podReview(t, "u2", admissionv1.Create, testPod(nil), nil))
+	got := f.admit(t, app.PodMutatePath, podReview(t, "u2", admissionv1.Create, testPod(nil), nil))
 	assert.True(t, got.Allowed)
 }
 
@@ -165,7 +166,7 @@ func TestRequestsTheHookDoesNotServeAreDeniedWithTheirUID(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		for _, path := range []string{webhook.PodMutatePath, webhook.PodValidatePath} {
+		for _, path := range []string{app.PodMutatePath, app.PodValidatePath} {
 			t.Run(tt.name+" "+path, func(t *testing.T) {
 				t.Parallel()
 				var sent admissionv1.AdmissionReview
@@ -244,7 +245,7 @@ func TestMutationIsAMinimalJSONPatch(t *testing.T) {
 			}
 			body := podReview(t, "uid-"+tt.name, tt.op, obj, old)
 
-			got := f.admit(t, webhook.PodMutatePath, body)
+			got := f.admit(t, app.PodMutatePath, body)
 
 			assert.Equal(t, "uid-"+tt.name, string(got.UID))
 			assert.True(t, got.Allowed)
@@ -302,7 +303,7 @@ func TestValidationVerdicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := f.admit(t, webhook.PodValidatePath, podReview(t, "v-"+tt.name, tt.op, tt.pod, testPod(nil)))
+			got := f.admit(t, app.PodValidatePath, podReview(t, "v-"+tt.name, tt.op, tt.pod, testPod(nil)))
 			assert.Equal(t, "v-"+tt.name, string(got.UID))
 			assert.Equal(t, tt.wantAllowed, got.Allowed)
 			assert.Nil(t, got.Patch)
@@ -324,21 +325,21 @@ func testHook(path string, typ webhook.HookType, a webhook.Admitter) webhook.Hoo
 func TestRulesWarningsErrorsAndPanics(t *testing.T) {
 	t.Parallel()
 	hooks := []webhook.Hook{
-		testHook("/panic", webhook.ValidatingHook, webhook.Validating(webhook.PodResource, func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+		testHook("/panic", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
 			panic("rule exploded")
-		})),
-		testHook("/error", webhook.ValidatingHook, webhook.Validating(webhook.PodResource, func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+		}))),
+		testHook("/error", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
 			return ports.Verdict{}, assert.AnError
-		})),
-		testHook("/warn-deny", webhook.MutatingHook, webhook.Mutating(webhook.PodResource, func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
+		}))),
+		testHook("/warn-deny", webhook.MutatingHook, webhook.Mutating(app.PodResource, ports.MutatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
 			return ports.Mutation[corev1.Pod]{Verdict: ports.Deny("no", "careful", "very careful")}, nil
-		})),
-		testHook("/in-place", webhook.MutatingHook, webhook.Mutating(webhook.PodResource, func(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
+		}))),
+		testHook("/in-place", webhook.MutatingHook, webhook.Mutating(app.PodResource, ports.MutatorFunc[corev1.Pod](func(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
 			// Breaks the contract by changing the request's object.
 			req.Object.Labels["added"] = "yes"
 			return ports.Mutation[corev1.Pod]{Verdict: ports.Allow("w"), Object: req.Object}, nil
-		})),
-		testHook("/request", webhook.ValidatingHook, webhook.Validating(webhook.PodResource, func(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+		}))),
+		testHook("/request", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
 			// Echo what the rule saw as warnings.
 			oldName := "<none>"
 			if req.OldObject != nil {
@@ -346,7 +347,7 @@ func TestRulesWarningsErrorsAndPanics(t *testing.T) {
 			}
 			return ports.Allow(string(req.Operation), req.Namespace+"/"+req.Name, req.Username,
 				req.Object.Name, oldName, map[bool]string{true: "dry", false: "wet"}[req.DryRun]), nil
-		})),
+		}))),
 	}
 	f := startFixture(t, hooks, nil)
 
@@ -404,10 +405,10 @@ func TestUnknownPathIsNotFound(t *testing.T) {
 func TestMetricsAndLogLines(t *testing.T) {
 	t.Parallel()
 	f := startFixture(t, podHooks(), nil)
-	f.admit(t, webhook.PodMutatePath, podReview(t, "m1", admissionv1.Create, testPod(nil), nil))
-	f.admit(t, webhook.PodMutatePath, podReview(t, "m2", admissionv1.Create, testPod(nil), nil))
-	f.admit(t, webhook.PodValidatePath, podReview(t, "v1", admissionv1.Create, testPod(nil), nil))
-	f.post(t, webhook.PodValidatePath, "text/plain", []byte("x"))
+	f.admit(t, app.PodMutatePath, podReview(t, "m1", admissionv1.Create, testPod(nil), nil))
+	f.admit(t, app.PodMutatePath, podReview(t, "m2", admissionv1.Create, testPod(nil), nil))
+	f.admit(t, app.PodValidatePath, podReview(t, "v1", admissionv1.Create, testPod(nil), nil))
+	f.post(t, app.PodValidatePath, "text/plain", []byte("x"))
 
 	assert.Equal(t, map[string]float64{
 		`controller_runtime_webhook_requests_total{code="200",webhook="/mutate--v1-pod"}`:   2,
@@ -433,7 +434,7 @@ func TestMetricsAndLogLines(t *testing.T) {
 	}
 	m1 := byUID["m1"]
 	require.NotNil(t, m1)
-	for key, want := range map[string]any{"kind": "Pod", "namespace": "apps", "name": "web", "operation": "CREATE", "user": "alice", "allowed": true, "webhook": webhook.PodMutatePath} {
+	for key, want := range map[string]any{"kind": "Pod", "namespace": "apps", "name": "web", "operation": "CREATE", "user": "alice", "allowed": true, "webhook": app.PodMutatePath} {
 		assert.Equal(t, want, m1[key], key)
 	}
 	assert.Equal(t, false, byUID["v1"]["allowed"])
@@ -452,7 +453,7 @@ func TestPatchAppliesEvenWhenTheRawObjectLacksAParent(t *testing.T) {
 	// No metadata at all: the Go type encodes an empty one, so the minimal
 	// patch's parent is missing in what was sent.
 	sent := []byte(`{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"web","image":"nginx"}]}}`)
-	got := f.admit(t, webhook.PodMutatePath, podReview(t, "no-meta", admissionv1.Create, sent, nil))
+	got := f.admit(t, app.PodMutatePath, podReview(t, "no-meta", admissionv1.Create, sent, nil))
 	require.True(t, got.Allowed)
 	p, err := jsonpatch.DecodePatch(got.Patch)
 	require.NoError(t, err)
@@ -515,7 +516,7 @@ func TestJSONWithParametersIsServed(t *testing.T) {
 	t.Parallel()
 	f := startFixture(t, podHooks(), nil)
 	for _, ct := range []string{"application/json; charset=utf-8", "Application/JSON"} {
-		resp, _ := f.post(t, webhook.PodValidatePath, ct, podReview(t, "c1", admissionv1.Create, testPod(nil), nil))
+		resp, _ := f.post(t, app.PodValidatePath, ct, podReview(t, "c1", admissionv1.Create, testPod(nil), nil))
 		assert.Equal(t, http.StatusOK, resp.StatusCode, ct)
 	}
 }
@@ -642,17 +643,17 @@ func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
 			f := startFixture(t, podHooks(), tt.mod)
 			var holders []*tls.Conn
 			for _, h := range tt.holders {
-				holders = append(holders, f.startBody(t, webhook.PodMutatePath, h.declared, h.send))
+				holders = append(holders, f.startBody(t, app.PodMutatePath, h.declared, h.send))
 			}
 			require.Eventually(t, func() bool { return bodyBytes(t, f) == tt.held }, 5*time.Second, 5*time.Millisecond, "the holders' bodies are being read")
 
-			resp, text := answer(t, f.startBody(t, webhook.PodMutatePath, tt.refused.declared, tt.refused.send))
+			resp, text := answer(t, f.startBody(t, app.PodMutatePath, tt.refused.declared, tt.refused.send))
 			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, text)
 			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 			assert.True(t, resp.Close, "the connection closes after the answer")
 			assert.Contains(t, text, "busy")
 
-			resp, text2 := f.post(t, webhook.PodMutatePath, "application/json", review)
+			resp, text2 := f.post(t, app.PodMutatePath, "application/json", review)
 			assert.Equal(t, tt.reviewCode, resp.StatusCode, string(text2))
 
 			got := operatorMetrics(t, f.reg)
@@ -666,7 +667,7 @@ func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
 				require.NoError(t, c.Close())
 			}
 			require.Eventually(t, func() bool { return bodyBytes(t, f) == 0 }, 5*time.Second, 5*time.Millisecond)
-			assert.True(t, f.admit(t, webhook.PodMutatePath, review).Allowed)
+			assert.True(t, f.admit(t, app.PodMutatePath, review).Allowed)
 			assert.Zero(t, bodyBytes(t, f))
 		})
 	}
@@ -691,7 +692,7 @@ func TestOversizeDeclaredLengthIsRefusedAtOnce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := startFixture(t, podHooks(), tt.mod)
-			resp, text := answer(t, f.startBody(t, webhook.PodMutatePath, tt.declared, nil))
+			resp, text := answer(t, f.startBody(t, app.PodMutatePath, tt.declared, nil))
 			assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 			assert.Contains(t, text, "exceeds the limit of "+tt.limit)
 			assert.Zero(t, bodyBytes(t, f), "nothing reserved")
@@ -705,7 +706,7 @@ func TestOversizeDeclaredLengthIsRefusedAtOnce(t *testing.T) {
 func TestBodyHoldsWhatArrivedAndGivesItBack(t *testing.T) {
 	t.Parallel()
 	f := startFixture(t, podHooks(), nil)
-	conn := f.startBody(t, webhook.PodMutatePath, webhook.DefaultMaxRequestBytes, []byte(`{"apiVersi`))
+	conn := f.startBody(t, app.PodMutatePath, webhook.DefaultMaxRequestBytes, []byte(`{"apiVersi`))
 	require.Eventually(t, func() bool { return bodyBytes(t, f) > 0 }, 5*time.Second, 5*time.Millisecond)
 	assert.LessOrEqual(t, bodyBytes(t, f), float64(4<<10), "ten bytes sent of a declared 7 MiB: one first chunk held")
 	assert.Equal(t, float64(1), gather(t, f.reg)[`controller_runtime_webhook_requests_in_flight{webhook="/mutate--v1-pod"}`])
@@ -717,7 +718,7 @@ func TestBodyHoldsWhatArrivedAndGivesItBack(t *testing.T) {
 	assert.Equal(t, float64(1), gather(t, f.reg)[`controller_runtime_webhook_requests_total{code="400",webhook="/mutate--v1-pod"}`], "the cut body is a bad request")
 
 	for i := range 3 {
-		f.admit(t, webhook.PodMutatePath, podReview(t, fmt.Sprintf("u%d", i), admissionv1.Create, testPod(nil), nil))
+		f.admit(t, app.PodMutatePath, podReview(t, fmt.Sprintf("u%d", i), admissionv1.Create, testPod(nil), nil))
 	}
 	assert.Zero(t, bodyBytes(t, f), "served requests give everything back")
 }

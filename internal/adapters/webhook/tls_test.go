@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -109,7 +110,7 @@ func TestExternalCertificateReload(t *testing.T) {
 			for i := 0; ctx.Err() == nil; i++ {
 				uid := "load-" + strconv.Itoa(w) + "-" + strconv.Itoa(i)
 				body := podReview(t, uid, admissionv1.Create, testPod(nil), nil)
-				req, err := http.NewRequest(http.MethodPost, f.base+webhook.PodMutatePath, bytes.NewReader(body))
+				req, err := http.NewRequest(http.MethodPost, f.base+app.PodMutatePath, bytes.NewReader(body))
 				if err != nil {
 					failed.Add(1)
 					continue
@@ -178,7 +179,7 @@ func postWith(t *testing.T, client *http.Client, f *fixture, reused *bool) *http
 	if reused != nil {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { *reused = i.Reused }})
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.base+webhook.PodMutatePath, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.base+app.PodMutatePath, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
@@ -318,11 +319,11 @@ func TestGracefulStop(t *testing.T) {
 	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	slow := testHook("/slow", webhook.ValidatingHook, webhook.Validating(webhook.PodResource, func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+	slow := testHook("/slow", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
 		once.Do(func() { close(entered) })
 		<-release
 		return ports.Allow(), nil
-	}))
+	})))
 	f := startFixture(t, []webhook.Hook{slow}, nil)
 
 	done := make(chan *admissionv1.AdmissionResponse)
@@ -345,11 +346,11 @@ func TestGracefulStop(t *testing.T) {
 func TestStopGivesUpWhenItsContextEnds(t *testing.T) {
 	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})
-	stuck := testHook("/stuck", webhook.ValidatingHook, webhook.Validating(webhook.PodResource, func(ctx context.Context, _ ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+	stuck := testHook("/stuck", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(ctx context.Context, _ ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
 		close(entered)
 		<-release
 		return ports.Allow(), nil
-	}))
+	})))
 	f := startFixture(t, []webhook.Hook{stuck}, nil)
 	errs := make(chan error, 1)
 	go func() {

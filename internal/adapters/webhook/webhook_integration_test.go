@@ -34,6 +34,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
 	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -96,7 +97,7 @@ func TestPodAdmissionThroughTheAPIServer(t *testing.T) {
 
 	_, err = cp.InstallWebhooks(ctx, repoPath(t, "config/webhook"), controlplane.WebhookServer{Host: srv.Addr().String(), CABundle: cp.CACert()})
 	require.NoError(t, err)
-	for _, ns := range []string{"apps", webhook.OperatorNamespace} {
+	for _, ns := range []string{"apps", app.OperatorNamespace} {
 		require.NoError(t, cp.EnsureNamespace(ctx, ns))
 	}
 	waitForWebhooks(t, cs, "apps")
@@ -115,7 +116,7 @@ func TestPodAdmissionThroughTheAPIServer(t *testing.T) {
 		assert.Equal(t, map[string]string{"team": "b", admission.PodAnnotationKey: "foo"}, pod.Annotations)
 	})
 	t.Run("system and operator namespaces are untouched", func(t *testing.T) {
-		for _, ns := range []string{"kube-system", webhook.OperatorNamespace} {
+		for _, ns := range []string{"kube-system", app.OperatorNamespace} {
 			pod, err := cs.CoreV1().Pods(ns).Create(ctx, userPod(ns, "untouched", map[string]string{"team": "a"}), metav1.CreateOptions{})
 			require.NoError(t, err, "creation in %s is not blocked", ns)
 			assert.Equal(t, map[string]string{"team": "a"}, pod.Annotations, ns)
@@ -165,7 +166,7 @@ func TestRenderedWebhookManifests(t *testing.T) {
 	}
 	require.Len(t, byKind, 3)
 	assert.Equal(t, webhook.DefaultServiceName, byKind["Service"].GetName())
-	assert.Equal(t, webhook.OperatorNamespace, byKind["Service"].GetNamespace())
+	assert.Equal(t, app.OperatorNamespace, byKind["Service"].GetNamespace())
 	names := map[string]string{
 		"MutatingWebhookConfiguration":   webhook.DefaultMutatingWebhookConfiguration,
 		"ValidatingWebhookConfiguration": webhook.DefaultValidatingWebhookConfiguration,
@@ -180,8 +181,8 @@ func TestRenderedWebhookManifests(t *testing.T) {
 			hook := h.(map[string]any)
 			svc, _, _ := unstructured.NestedMap(hook, "clientConfig", "service")
 			assert.Equal(t, webhook.DefaultServiceName, svc["name"], kind)
-			assert.Equal(t, webhook.OperatorNamespace, svc["namespace"], kind)
-			if path := svc["path"]; path != webhook.PodMutatePath && path != webhook.PodValidatePath {
+			assert.Equal(t, app.OperatorNamespace, svc["namespace"], kind)
+			if path := svc["path"]; path != app.PodMutatePath && path != app.PodValidatePath {
 				continue // only Pod hooks could lock the cluster's own namespaces out
 			}
 			exprs, _, _ := unstructured.NestedSlice(hook, "namespaceSelector", "matchExpressions")
@@ -196,13 +197,13 @@ func TestSelfModeThroughTheAPIServer(t *testing.T) {
 	cp := controlplane.StartT(t, controlplane.Options{})
 	ctx := context.Background()
 	cs := cp.Clientset()
-	for _, ns := range []string{"apps", webhook.OperatorNamespace} {
+	for _, ns := range []string{"apps", app.OperatorNamespace} {
 		require.NoError(t, cp.EnsureNamespace(ctx, ns))
 	}
 	// Short lives, so the test sees serving certificates renewed every
 	// couple of seconds and a whole CA rotation within the load below.
 	opts := webhook.SelfCertOptions{
-		Namespace:                      webhook.OperatorNamespace,
+		Namespace:                      app.OperatorNamespace,
 		ExtraHosts:                     []string{"127.0.0.1"},
 		MutatingWebhookConfiguration:   "mutating-webhook-configuration",
 		ValidatingWebhookConfiguration: "validating-webhook-configuration",
@@ -312,7 +313,7 @@ func freshHandshake(cs kubernetes.Interface, opts webhook.SelfCertOptions, srv *
 		DisableKeepAlives: true,
 	}}
 	defer client.CloseIdleConnections()
-	resp, err := client.Post("https://"+srv.Addr().String()+webhook.PodMutatePath, "application/json", bytes.NewReader(review))
+	resp, err := client.Post("https://"+srv.Addr().String()+app.PodMutatePath, "application/json", bytes.NewReader(review))
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +334,7 @@ func TestSelfModeRestoresWipedCABundlesThroughTheAPIServer(t *testing.T) {
 	cs := cp.Clientset()
 	dyn, err := dynamic.NewForConfig(cp.Config)
 	require.NoError(t, err)
-	require.NoError(t, cp.EnsureNamespace(ctx, webhook.OperatorNamespace))
+	require.NoError(t, cp.EnsureNamespace(ctx, app.OperatorNamespace))
 	nowhere := controlplane.WebhookServer{Host: "127.0.0.1:9", CABundle: cp.CACert()}
 	_, err = cp.InstallCRDs(ctx, repoPath(t, "config/crd"), &nowhere)
 	require.NoError(t, err)
@@ -341,13 +342,13 @@ func TestSelfModeRestoresWipedCABundlesThroughTheAPIServer(t *testing.T) {
 	require.NoError(t, err)
 
 	opts := webhook.SelfCertOptions{
-		Namespace:                      webhook.OperatorNamespace,
+		Namespace:                      app.OperatorNamespace,
 		MutatingWebhookConfiguration:   "mutating-webhook-configuration",
 		ValidatingWebhookConfiguration: "validating-webhook-configuration",
 		RefreshInterval:                time.Hour,
 	}
 	src, err := webhook.NewSelfCertSource(opts, kubeclienttest.Wrap(cs), zaptest.NewLogger(t),
-		webhook.CRDConversionTarget(dyn, webhook.ChaosPodCRDName))
+		webhook.CRDConversionTarget(dyn, app.ChaosPodCRDName))
 	require.NoError(t, err)
 	require.NoError(t, src.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, src.Stop(ctx)) })
@@ -395,7 +396,7 @@ func TestSelfModeRestoresWipedCABundlesThroughTheAPIServer(t *testing.T) {
 		},
 		"CustomResourceDefinition": {
 			wipe: func() (string, error) {
-				crd, err := crds.Get(ctx, webhook.ChaosPodCRDName, metav1.GetOptions{})
+				crd, err := crds.Get(ctx, app.ChaosPodCRDName, metav1.GetOptions{})
 				if err != nil {
 					return "", err
 				}
@@ -407,7 +408,7 @@ func TestSelfModeRestoresWipedCABundlesThroughTheAPIServer(t *testing.T) {
 				return crd.GetResourceVersion(), nil
 			},
 			watch: func(rv string) (watch.Interface, error) {
-				return crds.Watch(ctx, byName(webhook.ChaosPodCRDName, rv))
+				return crds.Watch(ctx, byName(app.ChaosPodCRDName, rv))
 			},
 			holds: func(obj runtime.Object) bool {
 				crd := obj.(*unstructured.Unstructured)

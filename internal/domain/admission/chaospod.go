@@ -31,8 +31,6 @@ const (
 // ChaosPodDefaulter is the mutating rule for ChaosPods, in both versions.
 type ChaosPodDefaulter struct{ clock ports.Clock }
 
-var _ ports.ChaosPodDefaulter = (*ChaosPodDefaulter)(nil)
-
 // NewChaosPodDefaulter returns the defaulter, reading "now" from clock.
 func NewChaosPodDefaulter(clock ports.Clock) (*ChaosPodDefaulter, error) {
 	if clock == nil {
@@ -41,8 +39,8 @@ func NewChaosPodDefaulter(clock ports.Clock) (*ChaosPodDefaulter, error) {
 	return &ChaosPodDefaulter{clock: clock}, nil
 }
 
-// DefaultChaosPodV1 moves an unset or past spec.nextStop to now + 1 minute.
-func (d *ChaosPodDefaulter) DefaultChaosPodV1(_ context.Context, req ports.AdmissionRequest[chaosv1.ChaosPod]) (ports.Mutation[chaosv1.ChaosPod], error) {
+// DefaultV1 moves an unset or past spec.nextStop to now + 1 minute.
+func (d *ChaosPodDefaulter) DefaultV1(_ context.Context, req ports.AdmissionRequest[chaosv1.ChaosPod]) (ports.Mutation[chaosv1.ChaosPod], error) {
 	if !createOrUpdate(req.Operation) {
 		return ports.Mutation[chaosv1.ChaosPod]{Verdict: ports.Allow()}, nil
 	}
@@ -58,9 +56,9 @@ func (d *ChaosPodDefaulter) DefaultChaosPodV1(_ context.Context, req ports.Admis
 	return ports.Mutation[chaosv1.ChaosPod]{Verdict: ports.Allow(), Object: obj}, nil
 }
 
-// DefaultChaosPodV2 moves an unset or past spec.stop.at to now + 1 minute
+// DefaultV2 moves an unset or past spec.stop.at to now + 1 minute
 // and sets an unset spec.stop.interval to 10s.
-func (d *ChaosPodDefaulter) DefaultChaosPodV2(_ context.Context, req ports.AdmissionRequest[chaosv2.ChaosPod]) (ports.Mutation[chaosv2.ChaosPod], error) {
+func (d *ChaosPodDefaulter) DefaultV2(_ context.Context, req ports.AdmissionRequest[chaosv2.ChaosPod]) (ports.Mutation[chaosv2.ChaosPod], error) {
 	if !createOrUpdate(req.Operation) {
 		return ports.Mutation[chaosv2.ChaosPod]{Verdict: ports.Allow()}, nil
 	}
@@ -90,8 +88,6 @@ func needsStopDefault(stop *metav1.Time, now time.Time) bool {
 // ChaosPodValidator is the validating rule for ChaosPods, in both versions.
 type ChaosPodValidator struct{ clock ports.Clock }
 
-var _ ports.ChaosPodValidator = (*ChaosPodValidator)(nil)
-
 // NewChaosPodValidator returns the validator, reading "now" from clock.
 func NewChaosPodValidator(clock ports.Clock) (*ChaosPodValidator, error) {
 	if clock == nil {
@@ -100,8 +96,8 @@ func NewChaosPodValidator(clock ports.Clock) (*ChaosPodValidator, error) {
 	return &ChaosPodValidator{clock: clock}, nil
 }
 
-// ValidateChaosPodV1 checks spec.nextStop; see [validateStop].
-func (v *ChaosPodValidator) ValidateChaosPodV1(_ context.Context, req ports.AdmissionRequest[chaosv1.ChaosPod]) (ports.Verdict, error) {
+// ValidateV1 checks spec.nextStop; see [validateStop].
+func (v *ChaosPodValidator) ValidateV1(_ context.Context, req ports.AdmissionRequest[chaosv1.ChaosPod]) (ports.Verdict, error) {
 	if !createOrUpdate(req.Operation) {
 		return ports.Allow(), nil
 	}
@@ -115,9 +111,9 @@ func (v *ChaosPodValidator) ValidateChaosPodV1(_ context.Context, req ports.Admi
 	return validateStop(".spec.nextStop", req.Operation, req.Object.Spec.NextStop, old, v.clock.Now()), nil
 }
 
-// ValidateChaosPodV2 checks spec.stop.at like v1's nextStop, and that
+// ValidateV2 checks spec.stop.at like v1's nextStop, and that
 // spec.stop.interval, when set, lies within 1s..24h.
-func (v *ChaosPodValidator) ValidateChaosPodV2(_ context.Context, req ports.AdmissionRequest[chaosv2.ChaosPod]) (ports.Verdict, error) {
+func (v *ChaosPodValidator) ValidateV2(_ context.Context, req ports.AdmissionRequest[chaosv2.ChaosPod]) (ports.Verdict, error) {
 	if !createOrUpdate(req.Operation) {
 		return ports.Allow(), nil
 	}

@@ -55,7 +55,7 @@ func TestDefaultChaosPodV1(t *testing.T) {
 			if tt.op == ports.OperationDelete {
 				req.Object, req.OldObject = nil, obj
 			}
-			m, err := d.DefaultChaosPodV1(context.Background(), req)
+			m, err := d.DefaultV1(context.Background(), req)
 			require.NoError(t, err)
 			assert.True(t, m.Allowed)
 			if tt.want == nil {
@@ -74,14 +74,14 @@ func TestDefaultChaosPodV2(t *testing.T) {
 	d, err := admission.NewChaosPodDefaulter(memory.NewClock(now))
 	require.NoError(t, err)
 
-	m, err := d.DefaultChaosPodV2(context.Background(), ports.AdmissionRequest[chaosv2.ChaosPod]{
+	m, err := d.DefaultV2(context.Background(), ports.AdmissionRequest[chaosv2.ChaosPod]{
 		Operation: ports.OperationCreate, Object: v2Pod(nil, 0)})
 	require.NoError(t, err)
 	require.NotNil(t, m.Object)
 	assert.True(t, at(time.Minute).Equal(m.Object.Spec.Stop.At))
 	assert.Equal(t, 10*time.Second, m.Object.Spec.Stop.Interval.Duration)
 
-	m, err = d.DefaultChaosPodV2(context.Background(), ports.AdmissionRequest[chaosv2.ChaosPod]{
+	m, err = d.DefaultV2(context.Background(), ports.AdmissionRequest[chaosv2.ChaosPod]{
 		Operation: ports.OperationCreate, Object: v2Pod(at(time.Hour), 3*time.Second)})
 	require.NoError(t, err)
 	assert.Nil(t, m.Object)
@@ -124,9 +124,9 @@ func TestValidateChaosPod(t *testing.T) {
 				req1.OldObject = v1Pod(tt.old)
 				req2.OldObject = v2Pod(tt.old, 0)
 			}
-			got1, err := v.ValidateChaosPodV1(context.Background(), req1)
+			got1, err := v.ValidateV1(context.Background(), req1)
 			require.NoError(t, err)
-			got2, err := v.ValidateChaosPodV2(context.Background(), req2)
+			got2, err := v.ValidateV2(context.Background(), req2)
 			require.NoError(t, err)
 			for _, c := range []struct {
 				got  ports.Verdict

@@ -3,9 +3,10 @@
 //
 // # Shape
 //
-// Every rule is a small type that implements an inbound port
-// (ports.PodMutator, ports.PodValidator, and later the ChaosPod defaulter and
-// validator) and is a pure function of the decoded request: operation, old
+// Every rule implements an inbound port, ports.Mutator[T] or
+// ports.Validator[T] (the ChaosPod rules once per served version, as
+// methods the composition root registers through ports.MutatorFunc and
+// ports.ValidatorFunc), and is a pure function of the decoded request: operation, old
 // and new object (and "now" through ports.Clock where time matters). Rules
 // never modify the request's objects: a mutator returns a modified copy, and
 // the webhook adapter turns the difference into a JSON patch. A denial is a

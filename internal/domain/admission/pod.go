@@ -23,15 +23,15 @@ var errNoObject = errors.New("admission request without an object")
 // PodAnnotator is the mutating rule for Pods: it sets the annotation.
 type PodAnnotator struct{}
 
-var _ ports.PodMutator = (*PodAnnotator)(nil)
+var _ ports.Mutator[corev1.Pod] = (*PodAnnotator)(nil)
 
 // NewPodAnnotator returns the Pod annotator. It has no dependencies; the
 // constructor exists so it is wired like every other rule.
 func NewPodAnnotator() *PodAnnotator { return &PodAnnotator{} }
 
-// MutatePod sets the annotation on CREATE and UPDATE and admits everything
+// Mutate sets the annotation on CREATE and UPDATE and admits everything
 // else unchanged.
-func (*PodAnnotator) MutatePod(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
+func (*PodAnnotator) Mutate(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
 	if !createOrUpdate(req.Operation) {
 		return ports.Mutation[corev1.Pod]{Verdict: ports.Allow()}, nil
 	}
@@ -57,14 +57,14 @@ func (*PodAnnotator) MutatePod(_ context.Context, req ports.AdmissionRequest[cor
 // PodValidator is the validating rule for Pods: it requires the annotation.
 type PodValidator struct{}
 
-var _ ports.PodValidator = (*PodValidator)(nil)
+var _ ports.Validator[corev1.Pod] = (*PodValidator)(nil)
 
 // NewPodValidator returns the Pod validator.
 func NewPodValidator() *PodValidator { return &PodValidator{} }
 
-// ValidatePod denies a created or updated Pod without the annotation, or
+// Validate denies a created or updated Pod without the annotation, or
 // with another value, and admits everything else.
-func (*PodValidator) ValidatePod(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+func (*PodValidator) Validate(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
 	if !createOrUpdate(req.Operation) {
 		return ports.Allow(), nil
 	}

@@ -85,7 +85,7 @@ func TestPodAnnotator(t *testing.T) {
 			}
 			req := ports.AdmissionRequest[corev1.Pod]{Operation: tt.op, Object: tt.object, OldObject: pod(nil), Namespace: "apps", Name: "web"}
 
-			got, err := admission.NewPodAnnotator().MutatePod(context.Background(), req)
+			got, err := admission.NewPodAnnotator().Mutate(context.Background(), req)
 
 			require.NoError(t, err)
 			assert.True(t, got.Allowed)
@@ -131,7 +131,7 @@ func TestPodValidator(t *testing.T) {
 			}
 			req := ports.AdmissionRequest[corev1.Pod]{Operation: tt.op, Object: tt.object, OldObject: pod(nil)}
 
-			got, err := admission.NewPodValidator().ValidatePod(context.Background(), req)
+			got, err := admission.NewPodValidator().Validate(context.Background(), req)
 
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantAllowed, got.Allowed)
@@ -149,9 +149,9 @@ func TestRulesRefuseToGuessWithoutAnObject(t *testing.T) {
 	t.Parallel()
 	for _, op := range []ports.Operation{ports.OperationCreate, ports.OperationUpdate} {
 		req := ports.AdmissionRequest[corev1.Pod]{Operation: op}
-		_, err := admission.NewPodAnnotator().MutatePod(context.Background(), req)
+		_, err := admission.NewPodAnnotator().Mutate(context.Background(), req)
 		assert.Error(t, err, "mutate %s", op)
-		_, err = admission.NewPodValidator().ValidatePod(context.Background(), req)
+		_, err = admission.NewPodValidator().Validate(context.Background(), req)
 		assert.Error(t, err, "validate %s", op)
 	}
 }

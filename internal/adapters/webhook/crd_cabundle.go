@@ -19,9 +19,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// ChaosPodCRDName is the ChaosPod CRD's name.
-const ChaosPodCRDName = "chaospods.chaosapps.metamagical.io"
-
 var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // CRDConversionTarget writes the bundle into the conversion webhook's
