@@ -112,23 +112,31 @@ CRD_BASES      := config/crd/bases
 # The embedded PodTemplateSpec's field descriptions, dropped so that the CRD
 # fits kubectl's client-side apply (hack/crdtrim says why).
 CRD_TRIM       := go run ./hack/crdtrim -embedded spec.template,spec.podTemplate
+# The API and CRD of the custom-resource example (docs/extending.md).
+GREETING_API   := ./examples/greeting/api/...
+GREETING_CRD   := examples/greeting/config/crd
 
 .PHONY: generate
-generate: ## Regenerate deepcopy (api/...) and the CRD bases (config/crd/bases) with controller-gen.
+generate: ## Regenerate deepcopy (api/..., examples/greeting/api/...) and the CRDs (config/crd/bases, examples/greeting/config/crd) with controller-gen.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_BASES)
 	$(CRD_TRIM) $(CRD_BASES)/*.yaml
+	$(CONTROLLER_GEN) object paths=$(GREETING_API)
+	$(CONTROLLER_GEN) crd paths=$(GREETING_API) output:crd:artifacts:config=$(GREETING_CRD)
 
 .PHONY: verify
 verify: ## Fail when generated files are stale (regenerates into a temp copy and diffs).
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	mkdir -p "$$tmp/crd" "$$tmp/api"; \
+	mkdir -p "$$tmp/crd" "$$tmp/greeting-crd" "$$tmp/api"; \
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config="$$tmp/crd" || exit 1; \
 	$(CRD_TRIM) "$$tmp"/crd/*.yaml || exit 1; \
 	diff -ru $(CRD_BASES) "$$tmp/crd" || { echo "config/crd/bases is stale: run make generate"; exit 1; }; \
-	for d in $$(find api -name zz_generated.deepcopy.go -exec dirname {} \;); do \
+	$(CONTROLLER_GEN) crd paths=$(GREETING_API) output:crd:artifacts:config="$$tmp/greeting-crd" || exit 1; \
+	diff -ru $(GREETING_CRD) "$$tmp/greeting-crd" || { echo "$(GREETING_CRD) is stale: run make generate"; exit 1; }; \
+	for d in $$(find api examples -name zz_generated.deepcopy.go -exec dirname {} \;); do \
 		mkdir -p "$$tmp/api/$$d"; cp "$$d/zz_generated.deepcopy.go" "$$tmp/api/$$d/"; done; \
 	$(CONTROLLER_GEN) object paths=./api/... || exit 1; \
-	stale=0; for f in $$(find api -name zz_generated.deepcopy.go); do \
+	$(CONTROLLER_GEN) object paths=$(GREETING_API) || exit 1; \
+	stale=0; for f in $$(find api examples -name zz_generated.deepcopy.go); do \
 		if ! diff -u "$$tmp/api/$$f" "$$f"; then stale=1; cp "$$tmp/api/$$f" "$$f"; fi; done; \
 	if [ $$stale = 1 ]; then echo "deepcopy is stale: run make generate"; exit 1; fi

@@ -1,51 +1,28 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/fx"
-	"go.uber.org/goleak"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hexagonal-operator/operator/examples/configmap/confighash"
-	"github.com/hexagonal-operator/operator/internal/adapters/logging"
-	"github.com/hexagonal-operator/operator/internal/app"
-	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/operatortest"
 )
 
-func TestMain(m *testing.M) {
-	// klog's logger is process-wide and set without a lock: install the
-	// operator's sink once, before any client logs.
-	_ = logging.RedirectKlog(zap.NewNop())
-	goleak.VerifyTestMain(m,
-		// klog's flush daemon and client-go's shared watch machinery live
-		// for the process.
-		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
-		goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/watch.(*Broadcaster).loop"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*Typed[...]).updateUnfinishedWorkLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("internal/poll.runtime_pollWait"),
-	)
-}
+func TestMain(m *testing.M) { operatortest.Main(m) }
 
 // sha is the hash of an encoding written out by hand, so the test checks
 // the annotation against the documented format, not against the code.
@@ -63,8 +40,7 @@ func TestConfigMapsAreStamped(t *testing.T) {
 	const ns = "confighash"
 	require.NoError(t, cp.EnsureNamespace(ctx, ns))
 	cms := cp.Clientset().CoreV1().ConfigMaps(ns)
-	var gatherer prometheus.Gatherer
-	startApp(t, operatorConfig(t, cp), confighashController, fx.Populate(&gatherer))
+	op := operatortest.Start(t, operatortest.Config(t, cp), confighashController)
 
 	_, err := cms.Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "settings", Annotations: map[string]string{"team": "payments"}},
@@ -140,8 +116,8 @@ func TestConfigMapsAreStamped(t *testing.T) {
 		require.NoError(t, err)
 		eventuallyAnnotated(t, cms, "sentinel-2", sha(`{}`))
 
-		assert.Positive(t, sample(t, gatherer, "controller_runtime_reconcile_total", map[string]string{"controller": "confighash", "result": "success"}))
-		assert.Zero(t, sample(t, gatherer, "controller_runtime_reconcile_errors_total", map[string]string{"controller": "confighash"}))
+		assert.Positive(t, op.Counter(t, "controller_runtime_reconcile_total", map[string]string{"controller": "confighash", "result": "success"}))
+		assert.Zero(t, op.Counter(t, "controller_runtime_reconcile_errors_total", map[string]string{"controller": "confighash"}))
 	})
 }
 
@@ -171,121 +147,23 @@ func patches(t require.TestingT, cp *controlplane.ControlPlane, ns, name string)
 	return n
 }
 
-// operatorConfig is how the integration tests run the operator: the
-// control plane's kubeconfig, every server on a free port, plain metrics,
-// and only the replicaset controller of its own (ChaosPods need a CRD).
-func operatorConfig(t *testing.T, cp *controlplane.ControlPlane) config.Config {
-	t.Helper()
-	certDir := t.TempDir()
-	_, err := cp.IssueServingCert(certDir)
-	require.NoError(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	cfg, err := config.Parse([]string{
-		"--webhook-cert-dir=" + certDir,
-		"--webhook-port=" + strconv.Itoa(port),
-		"--kubeconfig=" + cp.KubeconfigPath,
-		"--metrics-bind-address=127.0.0.1:0",
-		"--metrics-secure=false",
-		"--health-probe-bind-address=127.0.0.1:0",
-		"--controllers=replicaset",
-		"--shutdown-timeout=20s",
-		"--zap-log-level=error",
-	}, func(string) string { return "" })
-	require.NoError(t, err)
-	return cfg
-}
-
-// startApp starts the application, as main does, and stops it when the
-// test ends.
-func startApp(t *testing.T, cfg config.Config, opts ...fx.Option) {
-	t.Helper()
-	a := app.New(cfg, opts...)
-	require.NoError(t, a.Err())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, a.Start(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-		defer cancel()
-		assert.NoError(t, a.Stop(ctx))
-	})
-}
-
-// sample sums the samples of a metric family matching labels.
-func sample(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
-	t.Helper()
-	families, err := g.Gather()
-	require.NoError(t, err)
-	var sum float64
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if have[k] != v {
-					continue metrics
-				}
-			}
-			sum += m.GetCounter().GetValue()
-		}
-	}
-	return sum
-}
-
 // The guide's wiring block is the wiring of main.go, line for line, and as
 // many lines as the guide says.
 func TestGuideShowsTheWiring(t *testing.T) {
 	t.Parallel()
-	guide, err := os.ReadFile(filepath.Join("..", "..", "docs", "extending.md"))
-	require.NoError(t, err)
-	mainGo, err := os.ReadFile("main.go")
+	guidePath := filepath.Join("..", "..", "docs", "extending.md")
+	guide, err := os.ReadFile(guidePath)
 	require.NoError(t, err)
 
 	claim := regexp.MustCompile(`(\d+) files? and (\d+) lines outside the domain package`).FindStringSubmatch(string(guide))
 	require.NotNil(t, claim, "the guide states how many files and lines the wiring takes")
-	wiring := wiringBlock(t, string(guide))
+	wiring := operatortest.CodeBlock(t, guidePath, "<!-- wiring -->")
 	assert.Len(t, wiring, atoi(t, claim[2]), "the block has as many lines as the guide claims")
 	assert.Equal(t, "1", claim[1], "the wiring lives in main.go alone")
-	var mainLines []string
-	for _, l := range strings.Split(string(mainGo), "\n") {
-		mainLines = append(mainLines, strings.TrimSpace(l))
-	}
+	mainLines := operatortest.SourceLines(t, "main.go")
 	for _, l := range wiring {
 		assert.True(t, slices.Contains(mainLines, l), "main.go has the guide's line %q", l)
 	}
-}
-
-// wiringBlock returns the code lines (trimmed, without comments and blank
-// lines) of the go block that follows the <!-- wiring --> marker.
-func wiringBlock(t *testing.T, guide string) []string {
-	t.Helper()
-	var lines []string
-	s := bufio.NewScanner(strings.NewReader(guide))
-	marked, in := false, false
-	for s.Scan() {
-		l := strings.TrimSpace(s.Text())
-		switch {
-		case l == "<!-- wiring -->":
-			marked = true
-		case marked && !in && l == "```go":
-			in = true
-		case in && l == "```":
-			return lines
-		case in && l != "" && !strings.HasPrefix(l, "//"):
-			lines = append(lines, l)
-		}
-	}
-	t.Fatal("no ```go block after <!-- wiring --> in docs/extending.md")
-	return nil
 }
 
 func atoi(t *testing.T, s string) int {

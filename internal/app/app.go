@@ -7,14 +7,11 @@ import (
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/clock"
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
-	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
 	"github.com/hexagonal-operator/operator/internal/adapters/events"
 	"github.com/hexagonal-operator/operator/internal/adapters/health"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
@@ -24,8 +21,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/profiling"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/domain/replicaset"
-	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 // preflightTimeout bounds how long start-up waits for the API server before
@@ -100,10 +96,10 @@ func Options(cfg config.Config) fx.Option {
 				}
 			},
 		),
+		lifecycle.Module,
 		logging.Module,
 		preflightChecks(cfg),
 		metrics.Module,
-		stopOrder,
 		health.Module,
 		profiling.Module,
 		kube.Module,
@@ -113,38 +109,10 @@ func Options(cfg config.Config) fx.Option {
 		leaderelection.Module,
 		clock.Module,
 		controller.Module,
-		controllers(cfg),
+		fx.Provide(newPods),
+		replicaSetOptions(cfg),
 		chaosPodOptions(cfg),
 	)
-}
-
-// controllers declares the controllers --controllers asks for.
-func controllers(cfg config.Config) fx.Option {
-	var opts []fx.Option
-	if cfg.Runs(config.ControllerReplicaSet) {
-		opts = append(opts,
-			fx.Provide(fx.Private, replicaset.New),
-			fx.Provide(fx.Annotate(newReplicaSetController,
-				fx.ParamTags(``, ``, ``, `name:"replicaset"`, `name:"pod"`),
-				fx.ResultTags(controller.GroupControllers))),
-		)
-	}
-	return fx.Module("controllers", opts...)
-}
-
-var replicaSetKind = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
-
-// newReplicaSetController watches ReplicaSets and the Pods they control.
-// ReplicaSet events for objects that already carry the label are dropped:
-// the reconcile would be a no-op, and the update caused by the operator's own
-// patch is the most common of them.
-func newReplicaSetController(cfg config.Config, d controller.Deps, r *replicaset.Reconciler, replicaSets, pods ports.Source) (*controller.Controller, error) {
-	needsLabel := predicate.ObjectFunc(func(o metav1.Object) bool { return replicaset.NeedsLabel(o.GetLabels()) })
-	return controller.NewBuilder(config.ControllerReplicaSet, d).
-		For(replicaSets, needsLabel).
-		Owns(pods, replicaSetKind).
-		Workers(cfg.ReplicaSetWorkers).
-		Complete(r)
 }
 
 func restConfig(c config.Config) (*rest.Config, error) {
@@ -154,29 +122,22 @@ func restConfig(c config.Config) (*rest.Config, error) {
 // preflightChecks fail start-up with a clear message before any server,
 // informer or controller starts: the API server answers, the operator may
 // do what its enabled parts will do, and the ChaosPod CRD is installed, in
-// this order. fx runs a module's invokes, and so appends their hooks, in
-// the order the modules are declared: this one is declared right after
-// logging.
+// this order (the phases lifecycle.APIServer, Permissions, Definitions).
 func preflightChecks(cfg config.Config) fx.Option {
-	opts := []fx.Option{fx.Invoke(preflight), fx.Invoke(permissionCheck)}
-	if cfg.Runs(config.ControllerChaosPod) {
-		opts = append(opts, fx.Invoke(chaosPodCRDCheck))
+	checks := []any{
+		fx.Annotate(preflight, fx.ResultTags(lifecycle.Group)),
+		fx.Annotate(permissionCheck, fx.ResultTags(lifecycle.Group)),
 	}
-	return fx.Module("preflight", opts...)
+	if cfg.Runs(config.ControllerChaosPod) {
+		checks = append(checks, fx.Annotate(chaosPodCRDCheck, fx.ResultTags(lifecycle.Group)))
+	}
+	return fx.Module("preflight", fx.Provide(checks...))
 }
-
-// stopOrder builds the shared cache, the webhook server and the elector in
-// this order, before anything else asks for them: fx stops in the reverse
-// of the start order, and a SIGTERM should stop the controllers, release
-// the Lease (so a standby takes over at once), and only then drain the
-// webhook server, whose shutdown delay would otherwise hold the Lease.
-var stopOrder = fx.Module("order",
-	fx.Invoke(func(*cache.Cache, *webhook.Server, *leaderelection.Elector) {}))
 
 // preflight fails start-up, with the server's address, when the API server
 // cannot be reached.
-func preflight(lc fx.Lifecycle, cfg *rest.Config, log *zap.Logger) {
-	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+func preflight(cfg *rest.Config, log *zap.Logger) lifecycle.Part {
+	return lifecycle.Part{Name: "apiserver", Phase: lifecycle.APIServer, Start: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 		defer cancel()
 		if err := kube.Preflight(ctx, cfg); err != nil {
@@ -184,7 +145,7 @@ func preflight(lc fx.Lifecycle, cfg *rest.Config, log *zap.Logger) {
 		}
 		log.Info("api server reachable", zap.String("host", cfg.Host))
 		return nil
-	}})
+	}}
 }
 
 // Describe is a one-line summary of what cfg runs, for the start-up log.

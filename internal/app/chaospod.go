@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -19,6 +20,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
 	"github.com/hexagonal-operator/operator/internal/domain/chaospod"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -46,43 +48,54 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 		opts = append(opts,
 			fx.Provide(
 				fx.Private,
-				fx.Annotate(cache.NewChaosPodCache,
-					fx.OnStart(func(ctx context.Context, c *cache.ChaosPodCache) error { return c.Start(ctx) }),
-					fx.OnStop(func(ctx context.Context, c *cache.ChaosPodCache) error { return c.Stop(ctx) })),
-				kube.NewChaosPodWriter,
-				kube.NewPodWriter,
+				func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[*chaosv1.ChaosPod], error) {
+					return cache.NewDynamicResource[*chaosv1.ChaosPod](c, dyn, chaosv1.GroupVersionResource)
+				},
+				func(c *kube.Clients) (*kube.Writer[*chaosv1.ChaosPod], error) {
+					return kube.NewWriter[*chaosv1.ChaosPod](c, chaosv1.GroupVersionResource)
+				},
+				func(c *kube.Clients) (*kube.Writer[*corev1.Pod], error) {
+					return kube.NewWriter[*corev1.Pod](c, podsResource)
+				},
 				newChaosPodReconciler,
 			),
 			fx.Provide(
-				fx.Annotate(func(c *cache.ChaosPodCache) ports.HealthCheck { return c }, fx.ResultTags(`group:"readyz"`)),
-				fx.Annotate(newChaosPodController,
-					fx.ParamTags(``, ``, ``, ``, `name:"pod"`),
-					fx.ResultTags(controller.GroupControllers)),
+				func(c *cache.Resource[*chaosv1.ChaosPod], p pods) ChaosPodWatches {
+					return ChaosPodWatches{ChaosPods: c, Pods: p}
+				},
+				fx.Annotate(newChaosPodController, fx.ResultTags(controller.GroupControllers)),
 			),
 		)
 	}
 	return fx.Module("chaospod", opts...)
 }
 
-func newChaosPodReconciler(cp *cache.ChaosPodCache, cw *kube.ChaosPodWriter, pods *cache.Cache, pw *kube.PodWriter,
-	events ports.EventRecorder, clock ports.Clock,
+func newChaosPodReconciler(chaosPods *cache.Resource[*chaosv1.ChaosPod], chaosPodWriter *kube.Writer[*chaosv1.ChaosPod],
+	pods pods, podWriter *kube.Writer[*corev1.Pod], events ports.EventRecorder, clock ports.Clock,
 ) (*chaospod.Reconciler, error) {
-	return chaospod.New(cp, cw, pods, pw, events, clock)
+	return chaospod.New(chaosPods, chaosPodWriter, pods, podWriter, events, clock)
+}
+
+// ChaosPodWatches are the sources the ChaosPod controller watches. A test
+// may swap them with fx.Decorate.
+type ChaosPodWatches struct {
+	ChaosPods ports.Source
+	Pods      ports.Source
 }
 
 // newChaosPodController watches ChaosPods and the Pods they control.
-func newChaosPodController(cfg config.Config, d controller.Deps, r *chaospod.Reconciler, chaosPods *cache.ChaosPodCache, pods ports.Source) (*controller.Controller, error) {
+func newChaosPodController(cfg config.Config, d controller.Deps, r *chaospod.Reconciler, w ChaosPodWatches) (*controller.Controller, error) {
 	return controller.NewBuilder(config.ControllerChaosPod, d).
-		For(chaosPods).
-		Owns(pods, chaosv1.GroupKind).
+		For(w.ChaosPods).
+		Owns(w.Pods, chaosv1.GroupKind).
 		Workers(cfg.ChaosPodWorkers).
 		Complete(r)
 }
 
 // chaosPodCRDCheck fails start-up with one clear line when the ChaosPod
 // CRD is missing, instead of an informer that retries forever.
-func chaosPodCRDCheck(lc fx.Lifecycle, cfg config.Config, dyn dynamic.Interface, log *zap.Logger) {
-	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+func chaosPodCRDCheck(cfg config.Config, dyn dynamic.Interface, log *zap.Logger) lifecycle.Part {
+	return lifecycle.Part{Name: "chaospod-crd", Phase: lifecycle.Definitions, Start: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		_, err := dyn.Resource(chaosv1.GroupVersionResource).Namespace(cfg.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
@@ -94,5 +107,5 @@ func chaosPodCRDCheck(lc fx.Lifecycle, cfg config.Config, dyn dynamic.Interface,
 		}
 		log.Info("crd installed", zap.String("name", "chaospods."+chaosv1.GroupName))
 		return nil
-	}})
+	}}
 }

@@ -13,12 +13,14 @@
 //
 // # Start order
 //
-// fx runs OnStart hooks in the order their constructors ran, and stops in
-// reverse within --shutdown-timeout. The preflight module comes first, so
-// an unreachable API server or a missing CRD fails start-up before anything
-// listens or watches: logging, the preflight checks (API server, ChaosPod
-// CRD), then the metrics, health and webhook servers (webhooks serve on
-// every replica), the leader elector, the caches and the event recorder,
-// and the controllers last, which wait for cache sync and leadership before
-// their workers run. docs/architecture.md has the full order.
+// Every part with a lifecycle is registered in a phase of package
+// lifecycle; the phases start in their declared order and stop in reverse
+// within --shutdown-timeout: logging, the preflight checks (API server,
+// permissions, ChaosPod CRD), telemetry (client-go metrics, /metrics, the
+// API server probe), the informers, the webhook certificates and server
+// (webhooks serve on every replica), the leader elector, the Event
+// recorder, the probes, and the controllers last, which wait for their
+// sources to sync and for leadership before their workers run. A SIGTERM so
+// stops the controllers, releases the Lease, and only then drains the
+// webhook server. docs/architecture.md has the full sequence.
 package app

@@ -4,14 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"go.uber.org/fx"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
+	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -54,25 +58,25 @@ func Controller(name string, newReconciler any, opts ...ControllerOption) fx.Opt
 type ControllerOption func(*controllerSpec)
 
 // For names the kind the controller reconciles: T is its typed object and
-// resource where the API serves it, a built-in resource of the typed
-// clientset. To the controller's reconciler only, it provides
-// ports.ObjectReader[T], read from the operator's shared informer cache,
-// and ports.AnnotationWriter for the kind, a merge patch through the
-// metadata client. It is required, once.
+// resource where the API serves it. A built-in resource of the typed
+// clientset is cached typed; any other (a CRD's) through the dynamic
+// client, decoded into T, whose type name must be the kind's. To the
+// controller's reconciler only, it provides ports.Reader[T], read from the
+// operator's shared informer cache, and ports.Writer[T], the API server
+// through the operator's clients. It is required, once.
 func For[T cache.Object](resource schema.GroupVersionResource) ControllerOption {
 	return func(s *controllerSpec) {
 		s.fors++
 		s.primary = fx.Provide(fx.Private,
-			func(c *cache.Cache) (*cache.Resource[T], error) { return cache.NewResource[T](c, resource) },
-			func(r *cache.Resource[T]) ports.ObjectReader[T] { return r },
-			func(r *cache.Resource[T]) primary { return primary{r} },
-			func(m metadata.Interface, r *cache.Resource[T]) (ports.AnnotationWriter, error) {
-				p, err := kube.NewMetadataPatcher(m, resource)
-				if err != nil {
-					return nil, err
+			func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
+				if kubeclient.Scheme.IsVersionRegistered(resource.GroupVersion()) {
+					return cache.NewResource[T](c, resource)
 				}
-				return p.ReportingKind(r.Kind()), nil
+				return cache.NewDynamicResource[T](c, dyn, resource)
 			},
+			func(r *cache.Resource[T]) ports.Reader[T] { return r },
+			func(r *cache.Resource[T]) primary { return primary{r} },
+			func(c *kube.Clients) (ports.Writer[T], error) { return kube.NewWriter[T](c, resource) },
 		)
 	}
 }
@@ -120,4 +124,68 @@ func (s controllerSpec) check(name string, newReconciler any) error {
 		return fmt.Errorf("app: controller %q: %w", name, err)
 	}
 	return nil
+}
+
+// Mutating adds a mutating admission webhook for the objects of resource
+// (creates and updates), as an option of [New]:
+//
+//	app.Mutating[greetingv1.Greeting](greetingv1.Resource, greeting.NewDefaulter)
+//
+// newMutator is an ordinary fx constructor whose first result implements
+// ports.Mutator[T]. The webhook is served at kubebuilder's path
+// (/mutate-<group with dashes>-<version>-<kind>), fails closed, has no side
+// effects and a 10 s timeout; config/webhook must register it likewise.
+// T's type name is the kind.
+func Mutating[T any](resource schema.GroupVersionResource, newMutator any) fx.Option {
+	res := webhookResource[T](resource)
+	path := webhookPath("mutate", res)
+	return fx.Module(path,
+		fx.Provide(fx.Private, fx.Annotate(newMutator, fx.As(new(ports.Mutator[T])))),
+		fx.Provide(fx.Annotate(func(m ports.Mutator[T]) []webhook.Hook {
+			h := mutating(webhookName("m", res), path, webhook.Mutating(res, m), admissionregistrationv1.NeverReinvocationPolicy)
+			return []webhook.Hook{exact(h, resource)}
+		}, fx.ResultTags(webhook.GroupHooks))),
+	)
+}
+
+// Validating adds a validating admission webhook for the objects of
+// resource, as [Mutating] does for a mutating one, served at
+// /validate-<group with dashes>-<version>-<kind>.
+func Validating[T any](resource schema.GroupVersionResource, newValidator any) fx.Option {
+	res := webhookResource[T](resource)
+	path := webhookPath("validate", res)
+	return fx.Module(path,
+		fx.Provide(fx.Private, fx.Annotate(newValidator, fx.As(new(ports.Validator[T])))),
+		fx.Provide(fx.Annotate(func(v ports.Validator[T]) []webhook.Hook {
+			return []webhook.Hook{exact(validating(webhookName("v", res), path, webhook.Validating(res, v)), resource)}
+		}, fx.ResultTags(webhook.GroupHooks))),
+	)
+}
+
+func webhookResource[T any](resource schema.GroupVersionResource) webhook.Resource {
+	return webhook.Resource{Kind: resource.GroupVersion().WithKind(reflect.TypeFor[T]().Name()), Resource: resource}
+}
+
+// webhookPath is kubebuilder's path of a webhook: the verb, the group with
+// its dots as dashes, the version and the kind in lower case.
+func webhookPath(verb string, res webhook.Resource) string {
+	return fmt.Sprintf("/%s-%s-%s-%s", verb, strings.ReplaceAll(res.Kind.Group, ".", "-"), res.Kind.Version, strings.ToLower(res.Kind.Kind))
+}
+
+// webhookName is kubebuilder's name of a webhook: m or v, the kind, the
+// version and the group, which a core kind lacks; the API server wants a
+// qualified name, so the operator's domain stands in for it.
+func webhookName(prefix string, res webhook.Resource) string {
+	group := res.Kind.Group
+	if group == "" {
+		group = "hexagonal-operator.io"
+	}
+	return fmt.Sprintf("%s%s-%s.%s", prefix, strings.ToLower(res.Kind.Kind), res.Kind.Version, group)
+}
+
+// exact sends the hook creates and updates of resource at its version only.
+func exact(h webhook.Hook, resource schema.GroupVersionResource) webhook.Hook {
+	h.Rules = createOrUpdate(resource)
+	h.MatchPolicy = admissionregistrationv1.Exact
+	return h
 }

@@ -24,17 +24,17 @@ var (
 
 // got is what a reconciler constructor was given.
 type got struct {
-	secrets     ports.ObjectReader[*corev1.Secret]
-	annotations ports.AnnotationWriter
-	events      ports.EventRecorder
-	clock       ports.Clock
+	secrets ports.Reader[*corev1.Secret]
+	writer  ports.Writer[*corev1.Secret]
+	events  ports.EventRecorder
+	clock   ports.Clock
 }
 
 // secretReconciler is a domain constructor as a reader writes one: ports
 // in, a ports.Reconciler and an error out.
-func secretReconciler(into *got) func(ports.ObjectReader[*corev1.Secret], ports.AnnotationWriter, ports.EventRecorder, ports.Clock) (ports.Reconciler, error) {
-	return func(r ports.ObjectReader[*corev1.Secret], w ports.AnnotationWriter, e ports.EventRecorder, c ports.Clock) (ports.Reconciler, error) {
-		*into = got{secrets: r, annotations: w, events: e, clock: c}
+func secretReconciler(into *got) func(ports.Reader[*corev1.Secret], ports.Writer[*corev1.Secret], ports.EventRecorder, ports.Clock) (ports.Reconciler, error) {
+	return func(r ports.Reader[*corev1.Secret], w ports.Writer[*corev1.Secret], e ports.EventRecorder, c ports.Clock) (ports.Reconciler, error) {
+		*into = got{secrets: r, writer: w, events: e, clock: c}
 		return noop{}, nil
 	}
 }
@@ -45,7 +45,7 @@ func (noop) Reconcile(context.Context, ports.Request) (ports.Result, error) {
 	return ports.Result{}, nil
 }
 
-func newNoop(ports.ObjectReader[*rbacv1.ClusterRole]) *noop { return &noop{} }
+func newNoop(ports.Reader[*rbacv1.ClusterRole]) *noop { return &noop{} }
 
 // Extra controllers join the graph whatever --controllers selects.
 func TestControllersJoinTheGraph(t *testing.T) {
@@ -66,8 +66,8 @@ func TestControllersJoinTheGraph(t *testing.T) {
 	}
 }
 
-// The reconciler gets the For kind's ports from the cache and the metadata
-// patcher, and the operator's shared ports; the controller joins the group
+// The reconciler gets the For kind's ports from the cache and the kube
+// writer, and the operator's shared ports; the controller joins the group
 // the controller module runs.
 func TestControllerWiresItsPorts(t *testing.T) {
 	t.Parallel()
@@ -87,7 +87,7 @@ func TestControllerWiresItsPorts(t *testing.T) {
 
 	assert.ElementsMatch(t, []string{"replicaset", "secrets"}, names)
 	assert.IsType(t, &cache.Resource[*corev1.Secret]{}, into.secrets)
-	assert.IsType(t, &kube.MetadataPatcher{}, into.annotations)
+	assert.IsType(t, &kube.Writer[*corev1.Secret]{}, into.writer)
 	assert.NotNil(t, into.events)
 	assert.NotNil(t, into.clock)
 }
@@ -100,9 +100,9 @@ func TestForPortsArePrivate(t *testing.T) {
 	err := fx.ValidateApp(
 		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig")),
 		app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets)),
-		fx.Invoke(func(ports.AnnotationWriter) {}),
+		fx.Invoke(func(ports.Writer[*corev1.Secret]) {}),
 	)
-	assert.ErrorContains(t, err, "missing type: ports.AnnotationWriter")
+	assert.ErrorContains(t, err, "missing type: ports.Writer[*k8s.io/api/core/v1.Secret]")
 }
 
 func TestControllerDeclarationMistakes(t *testing.T) {

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 // Where config/rbac grants each permission (base names: config/default
@@ -77,8 +77,8 @@ func RequiredAccess(cfg config.Config) []kube.Access {
 // permissionCheck fails start-up, one line per missing permission, before
 // any informer or elector starts: without it a replica with too narrow a
 // Role turns Ready and then retries a forbidden request forever.
-func permissionCheck(lc fx.Lifecycle, cfg config.Config, client kubeclient.Interface, log *zap.Logger) {
-	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
+func permissionCheck(cfg config.Config, client kubeclient.Interface, log *zap.Logger) lifecycle.Part {
+	return lifecycle.Part{Name: "permissions", Phase: lifecycle.Permissions, Start: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 		defer cancel()
 		wants := RequiredAccess(cfg)
@@ -102,7 +102,7 @@ func permissionCheck(lc fx.Lifecycle, cfg config.Config, client kubeclient.Inter
 			case <-time.After(permissionRetryInterval):
 			}
 		}
-	}})
+	}}
 }
 
 // permissionRetryInterval spaces the checks while the API server cannot

@@ -91,21 +91,17 @@ func PodWebhooks() []webhook.Hook {
 // match versions exactly: each version has its own rule, and the API server
 // must not convert a request to the other one.
 func ChaosPodWebhooks(d *admission.ChaosPodDefaulter, v *admission.ChaosPodValidator) []webhook.Hook {
-	chaosPods := func(version string, h webhook.Hook) webhook.Hook {
-		h.Rules = createOrUpdate(schema.GroupVersionResource{Group: chaosv1.GroupName, Version: version, Resource: chaosv1.Resource})
-		h.MatchPolicy = admissionregistrationv1.Exact
-		return h
-	}
+	v1, v2 := ChaosPodV1Resource.Resource, ChaosPodV2Resource.Resource
 	never := admissionregistrationv1.NeverReinvocationPolicy
 	return []webhook.Hook{
-		chaosPods("v1", mutating("chaospod-v1-defaulter.hexagonal-operator.io", ChaosPodV1MutatePath,
-			webhook.Mutating(ChaosPodV1Resource, ports.MutatorFunc[chaosv1.ChaosPod](d.DefaultV1)), never)),
-		chaosPods("v1", validating("chaospod-v1-validator.hexagonal-operator.io", ChaosPodV1ValidatePath,
-			webhook.Validating(ChaosPodV1Resource, ports.ValidatorFunc[chaosv1.ChaosPod](v.ValidateV1)))),
-		chaosPods("v2", mutating("chaospod-v2-defaulter.hexagonal-operator.io", ChaosPodV2MutatePath,
-			webhook.Mutating(ChaosPodV2Resource, ports.MutatorFunc[chaosv2.ChaosPod](d.DefaultV2)), never)),
-		chaosPods("v2", validating("chaospod-v2-validator.hexagonal-operator.io", ChaosPodV2ValidatePath,
-			webhook.Validating(ChaosPodV2Resource, ports.ValidatorFunc[chaosv2.ChaosPod](v.ValidateV2)))),
+		exact(mutating("chaospod-v1-defaulter.hexagonal-operator.io", ChaosPodV1MutatePath,
+			webhook.Mutating(ChaosPodV1Resource, ports.MutatorFunc[chaosv1.ChaosPod](d.DefaultV1)), never), v1),
+		exact(validating("chaospod-v1-validator.hexagonal-operator.io", ChaosPodV1ValidatePath,
+			webhook.Validating(ChaosPodV1Resource, ports.ValidatorFunc[chaosv1.ChaosPod](v.ValidateV1))), v1),
+		exact(mutating("chaospod-v2-defaulter.hexagonal-operator.io", ChaosPodV2MutatePath,
+			webhook.Mutating(ChaosPodV2Resource, ports.MutatorFunc[chaosv2.ChaosPod](d.DefaultV2)), never), v2),
+		exact(validating("chaospod-v2-validator.hexagonal-operator.io", ChaosPodV2ValidatePath,
+			webhook.Validating(ChaosPodV2Resource, ports.ValidatorFunc[chaosv2.ChaosPod](v.ValidateV2))), v2),
 	}
 }
 

@@ -7,42 +7,46 @@
 // in either direction:
 //
 //   - Inbound ports are implemented by the domain and called by driving
-//     adapters: a [Reconciler] is called by the controller loop, admission
-//     rules by the webhook server.
+//     adapters: a [Reconciler] is called by the controller loop, a
+//     [Mutator] or [Validator] by the webhook server.
 //   - Outbound ports are implemented by driven adapters and called by the
-//     domain: [ReplicaSetReader] and [ReplicaSetLabeler] by the cache and the
-//     client, [EventRecorder] by the events adapter, [Clock] by the clock.
+//     domain: [Reader] by the cache, [Writer] by the client, [EventRecorder]
+//     by the events adapter, [Clock] by the clock.
 //   - Runtime ports connect driving adapters to each other without one
-//     importing the other: the controller loop consumes a [Source] and a
-//     [CacheSync] from the cache, and waits on a [LeaderElector].
+//     importing the other: the controller loop consumes a [Source] from
+//     the cache and waits on a [LeaderElector]; servers take a
+//     [CertSource] and a [HealthCheck] per part.
+//
+// The object ports are generic over the kind: Reader[*appsv1.ReplicaSet],
+// Writer[*corev1.Pod], Mutator[corev1.Pod], Validator[chaosv1.ChaosPod].
+// One port, one adapter and one in-memory twin serve every kind, held
+// together by one contract suite (portstest.RunObjects), and the domain
+// still reads typed fields.
 //
 // # A tour
 //
 // A change in the cluster reaches the operator through a [Source], which
 // hands objects to an [EventHandler]; the controller loop turns them into a
-// [Request] for a [Reconciler] once [CacheSync] says the caches are full and
+// [Request] for a [Reconciler] once every Source it watches has synced and
 // [LeaderElector] says this replica leads. The ReplicaSet reconciler reads
-// through [ReplicaSetReader] and [PodMetadataLister] and writes through
-// [ReplicaSetLabeler]; the ChaosPod reconciler reads through
-// [ChaosPodReader] and [PodReader] and writes through [ChaosPodWriter] and
-// [PodWriter], timing its Pods with a [Clock]. Both tell people what they
-// did through an [EventRecorder]. A controller added from outside reads any
-// built-in kind through [ObjectReader] and annotates it through
-// [AnnotationWriter].
+// a Reader[*appsv1.ReplicaSet] and labels through a Writer's
+// PatchMetadata; the ChaosPod reconciler reads ChaosPods and Pods (the
+// latter as metadata only) and creates, updates and deletes through
+// Writers, timing its Pods with a [Clock]. Both tell people what they did
+// through an [EventRecorder].
 //
-// Every write reports its resourceVersion to a [WriteObserver] (see
-// [ObserveWrite]), and the next reconcile of the same request waits until
-// the [Source]'s cache, a [CacheFreshness], has applied it: the operator
-// reads its own writes.
+// Every write reports its resourceVersion to the reconcile's
+// [WriteObserver] (see [ObserveWrite]), and the next reconcile of the same
+// request waits until the Source of that kind has applied it
+// ([Source.HasApplied]): the operator reads its own writes.
 //
-// On the admission path the webhook server asks a [PodMutator] and a
-// [PodValidator] about Pods, a [ChaosPodDefaulter] and a [ChaosPodValidator]
-// about ChaosPods, serving with the certificate of a [CertSource]. A
-// [HealthCheck] per part feeds /healthz and /readyz.
+// On the admission path the webhook server asks a [Mutator] or a
+// [Validator] of the request's type, serving with the certificate of a
+// [CertSource]. A [HealthCheck] per part feeds /healthz and /readyz.
 //
-// Each interface names one role, lives in its own file and is documented as
-// "X knows how to …". Interfaces stay small so a test double is a few lines
-// and so one adapter type can satisfy several of them.
+// Each interface names one role and is documented as "X knows how to …".
+// Interfaces stay small so a test double is a few lines and so one adapter
+// type can satisfy several of them.
 //
 // # Errors
 //

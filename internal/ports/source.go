@@ -1,6 +1,11 @@
 package ports
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
 
 // EventHandler knows how to react to changes of watched objects. Handlers
 // only map objects to requests; they carry no reconcile logic.
@@ -15,11 +20,18 @@ type EventHandler interface {
 }
 
 // Source knows how to deliver change notifications for one kind of object,
-// typically from a shared informer.
+// typically from a shared informer, and how far its cache has come.
 type Source interface {
-	// Kind names the watched kind for logs, for example "ReplicaSet".
-	Kind() string
-	// AddEventHandler registers h. Objects already in the cache are
-	// delivered to h as additions.
+	// GroupKind names the kind, as writes report it to a [WriteObserver].
+	GroupKind() schema.GroupKind
+	// AddEventHandler registers h; it receives every object already known
+	// as an add, then every change.
 	AddEventHandler(h EventHandler) error
+	// WaitForSync blocks until the source has delivered its initial list,
+	// or ctx is done, or the source stopped (an error then).
+	WaitForSync(ctx context.Context) error
+	// HasApplied reports whether the source's cache holds the state at
+	// resourceVersion or later (true when that cannot be told), so a
+	// reconcile can wait to read its own writes.
+	HasApplied(resourceVersion string) bool
 }

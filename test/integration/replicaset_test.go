@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/profiling"
+	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/ports"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
@@ -68,7 +69,7 @@ func TestReplicaSetsAreLabeledAndForeignWritesSurvive(t *testing.T) {
 	// --pprof-bind-address serves the running operator's profiles.
 	resp, err := http.Get("http://" + prof.Addr().String() + "/debug/pprof/goroutine?debug=1")
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -106,9 +107,10 @@ func TestPodEventReachesItsControllingReplicaSet(t *testing.T) {
 	cp := controlplane.StartT(t, controlplane.Options{})
 	ctx := context.Background()
 	cs := cp.Clientset()
-	startOperator(t, operatorConfig(t, cp), fx.Decorate(fx.Annotate(
-		func(s ports.Source) ports.Source { return mutedSource{s} },
-		fx.ParamTags(`name:"replicaset"`), fx.ResultTags(`name:"replicaset"`))))
+	startOperator(t, operatorConfig(t, cp), fx.Decorate(func(w app.ReplicaSetWatches) app.ReplicaSetWatches {
+		w.ReplicaSets = mutedSource{w.ReplicaSets}
+		return w
+	}))
 
 	owner, err := cs.AppsV1().ReplicaSets("default").Create(ctx, replicaSet("owner", nil), metav1.CreateOptions{})
 	require.NoError(t, err)

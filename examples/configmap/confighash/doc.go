@@ -5,9 +5,9 @@
 // copy it to roll its Pods, for instance).
 //
 // The reconciler is level-based, like the operator's own. It reads the
-// ConfigMap (from the cache, through ports.ObjectReader), writes nothing
+// ConfigMap (from the cache, through ports.Reader), writes nothing
 // when the annotation already holds the hash, and otherwise sets just that
-// annotation through ports.AnnotationWriter, whose contract is a patch:
+// annotation through ports.Writer's PatchMetadata, whose contract is a patch:
 // annotations and data that someone else writes at the same time survive.
 // A ConfigMap that is gone is not an error.
 //

@@ -48,27 +48,26 @@ func Hash(data map[string]string, binaryData map[string][]byte) string {
 
 // Reconciler stamps ConfigMaps with their content hash. Build it with New.
 type Reconciler struct {
-	configMaps  ports.ObjectReader[*corev1.ConfigMap]
-	annotations ports.AnnotationWriter
-	events      ports.EventRecorder
+	configMaps ports.Reader[*corev1.ConfigMap]
+	writer     ports.Writer[*corev1.ConfigMap]
+	events     ports.EventRecorder
 }
 
 var _ ports.Reconciler = (*Reconciler)(nil)
 
 // New returns a Reconciler reading ConfigMaps through configMaps, writing
-// their annotations through annotations and recording Events through
-// events.
-func New(configMaps ports.ObjectReader[*corev1.ConfigMap], annotations ports.AnnotationWriter, events ports.EventRecorder) (*Reconciler, error) {
-	if configMaps == nil || annotations == nil || events == nil {
-		return nil, errors.New("confighash reconciler: reader, annotation writer and event recorder are required")
+// their annotations through writer and recording Events through events.
+func New(configMaps ports.Reader[*corev1.ConfigMap], writer ports.Writer[*corev1.ConfigMap], events ports.EventRecorder) (*Reconciler, error) {
+	if configMaps == nil || writer == nil || events == nil {
+		return nil, errors.New("confighash reconciler: reader, writer and event recorder are required")
 	}
-	return &Reconciler{configMaps: configMaps, annotations: annotations, events: events}, nil
+	return &Reconciler{configMaps: configMaps, writer: writer, events: events}, nil
 }
 
 // Reconcile makes sure the ConfigMap named by req carries the hash of its
 // current content.
 func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Result, error) {
-	cm, err := r.configMaps.GetObject(ctx, req.NamespacedName)
+	cm, err := r.configMaps.Get(ctx, req.NamespacedName)
 	if errors.Is(err, ports.ErrNotFound) {
 		return ports.Result{}, nil
 	}
@@ -79,7 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 	if cm.Annotations[Annotation] == hash {
 		return ports.Result{}, nil
 	}
-	err = r.annotations.SetAnnotations(ctx, req.NamespacedName, map[string]string{Annotation: hash})
+	err = r.writer.PatchMetadata(ctx, req.NamespacedName, ports.MetadataPatch{Annotations: map[string]string{Annotation: hash}})
 	switch {
 	case errors.Is(err, ports.ErrNotFound):
 		return ports.Result{}, nil // deleted since we read it

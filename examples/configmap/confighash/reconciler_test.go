@@ -138,16 +138,16 @@ func TestReconcile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			store := memory.NewObjectStore[*corev1.ConfigMap]()
+			store := memory.NewStore[*corev1.ConfigMap](configMapKind)
 			events := memory.NewEventRecorder()
 			var before string
 			if tt.existing != nil {
-				created, err := store.Create(tt.existing)
+				created, err := store.Create(context.Background(), tt.existing)
 				require.NoError(t, err)
 				before = created.ResourceVersion
 			}
 			if tt.failWrite != nil {
-				store.FailSetAnnotations(tt.failWrite)
+				store.FailNextWrites(tt.failWrite)
 			}
 			r, err := confighash.New(store, store, events)
 			require.NoError(t, err)
@@ -166,7 +166,7 @@ func TestReconcile(t *testing.T) {
 			if tt.existing == nil || tt.failWrite != nil {
 				return
 			}
-			got, err := store.Get(key)
+			got, err := store.Get(context.Background(), key)
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantAnnotations, got.Annotations)
 			assert.Equal(t, tt.existing.Data, got.Data, "data untouched")
@@ -179,30 +179,30 @@ func TestReconcile(t *testing.T) {
 // data is noticed.
 func TestReconcileIsLevelBased(t *testing.T) {
 	t.Parallel()
-	store := memory.NewObjectStore[*corev1.ConfigMap]()
+	store := memory.NewStore[*corev1.ConfigMap](configMapKind)
 	events := memory.NewEventRecorder()
 	r, err := confighash.New(store, store, events)
 	require.NoError(t, err)
-	_, err = store.Create(configMap(nil, map[string]string{"v": "1"}))
+	_, err = store.Create(context.Background(), configMap(nil, map[string]string{"v": "1"}))
 	require.NoError(t, err)
 	ctx, req := context.Background(), ports.Request{NamespacedName: key}
 
 	_, err = r.Reconcile(ctx, req)
 	require.NoError(t, err)
-	stamped, err := store.Get(key)
+	stamped, err := store.Get(context.Background(), key)
 	require.NoError(t, err)
 	_, err = r.Reconcile(ctx, req)
 	require.NoError(t, err)
-	again, err := store.Get(key)
+	again, err := store.Get(context.Background(), key)
 	require.NoError(t, err)
 	assert.Equal(t, stamped.ResourceVersion, again.ResourceVersion, "nothing written the second time")
 
 	again.Data["v"] = "2"
-	_, err = store.Update(again)
+	_, err = store.Update(context.Background(), again)
 	require.NoError(t, err)
 	_, err = r.Reconcile(ctx, req)
 	require.NoError(t, err)
-	edited, err := store.Get(key)
+	edited, err := store.Get(context.Background(), key)
 	require.NoError(t, err)
 	assert.Equal(t, sha(`{"data":{"v":"2"}}`), edited.Annotations[confighash.Annotation])
 	assert.Equal(t, []string{confighash.ReasonHashStamped, confighash.ReasonHashStamped}, events.Reasons())
@@ -214,7 +214,7 @@ func TestReconcileIsLevelBased(t *testing.T) {
 
 func TestReconcileReportsReadErrors(t *testing.T) {
 	t.Parallel()
-	r, err := confighash.New(failingReader{errors.New("cache stopped")}, memory.NewObjectStore[*corev1.ConfigMap](), memory.NewEventRecorder())
+	r, err := confighash.New(failingReader{errors.New("cache stopped")}, memory.NewStore[*corev1.ConfigMap](configMapKind), memory.NewEventRecorder())
 	require.NoError(t, err)
 
 	_, err = r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
@@ -227,7 +227,7 @@ func TestReconcileReportsReadErrors(t *testing.T) {
 func TestReconcileDoesNotMutateTheCachedObject(t *testing.T) {
 	t.Parallel()
 	cached := configMap(map[string]string{"team": "payments"}, map[string]string{"a": "1"})
-	r, err := confighash.New(staticReader{cached}, memory.NewObjectStore[*corev1.ConfigMap](), memory.NewEventRecorder())
+	r, err := confighash.New(staticReader{cached}, memory.NewStore[*corev1.ConfigMap](configMapKind), memory.NewEventRecorder())
 	require.NoError(t, err)
 
 	_, _ = r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
@@ -237,7 +237,7 @@ func TestReconcileDoesNotMutateTheCachedObject(t *testing.T) {
 
 func TestNewRequiresEveryPort(t *testing.T) {
 	t.Parallel()
-	store := memory.NewObjectStore[*corev1.ConfigMap]()
+	store := memory.NewStore[*corev1.ConfigMap](configMapKind)
 	for name, build := range map[string]func() (*confighash.Reconciler, error){
 		"reader": func() (*confighash.Reconciler, error) { return confighash.New(nil, store, memory.NewEventRecorder()) },
 		"writer": func() (*confighash.Reconciler, error) { return confighash.New(store, nil, memory.NewEventRecorder()) },
@@ -265,12 +265,14 @@ func TestImportsFollowTheDomainRule(t *testing.T) {
 
 type staticReader struct{ cm *corev1.ConfigMap }
 
-func (s staticReader) GetObject(context.Context, types.NamespacedName) (*corev1.ConfigMap, error) {
+func (s staticReader) Get(context.Context, types.NamespacedName) (*corev1.ConfigMap, error) {
 	return s.cm, nil
 }
 
 type failingReader struct{ err error }
 
-func (f failingReader) GetObject(context.Context, types.NamespacedName) (*corev1.ConfigMap, error) {
+func (f failingReader) Get(context.Context, types.NamespacedName) (*corev1.ConfigMap, error) {
 	return nil, f.err
 }
+
+var configMapKind = corev1.SchemeGroupVersion.WithKind("ConfigMap").GroupKind()

@@ -22,13 +22,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Kinds the cache knows, as [ports.Source.Kind] reports them and as the
-// kind label of operator_cache_objects.
-const (
-	KindReplicaSet = "ReplicaSet"
-	KindPod        = "Pod"
-)
-
 // HealthCheckName names the cache's readiness check.
 const HealthCheckName = "informers"
 
@@ -73,15 +66,11 @@ type Cache struct {
 	cancel    context.CancelFunc
 	runCtx    context.Context
 	informers map[string]toolscache.SharedIndexInformer
-	running   sync.WaitGroup // the informers' goroutines
+	claims    map[string]string // kind name → how its resource is cached
+	running   sync.WaitGroup    // the informers' goroutines
 }
 
-var (
-	_ ports.ReplicaSetReader  = (*Cache)(nil)
-	_ ports.PodMetadataLister = (*Cache)(nil)
-	_ ports.CacheSync         = (*Cache)(nil)
-	_ ports.HealthCheck       = (*Cache)(nil)
-)
+var _ ports.HealthCheck = (*Cache)(nil)
 
 // New returns a cache reading through client (typed kinds) and meta
 // (metadata-only kinds). It registers operator_cache_objects on reg unless
@@ -103,6 +92,7 @@ func New(client kubeclient.Interface, meta metadata.Interface, reg prometheus.Re
 		interner:  newInterner(),
 		started:   make(chan struct{}),
 		informers: map[string]toolscache.SharedIndexInformer{},
+		claims:    map[string]string{},
 	}
 	if reg != nil {
 		if err := reg.Register(objectsCollector{c: c}); err != nil {
@@ -236,27 +226,50 @@ func (c *Cache) Check(context.Context) error {
 
 // informer returns the informer keyed key, building it with build on
 // first use and running it at once when the cache runs already.
-func (c *Cache) informer(key string, build func() toolscache.SharedIndexInformer) (toolscache.SharedIndexInformer, error) {
+func (c *Cache) informer(s *source) (toolscache.SharedIndexInformer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == stateStopped {
 		return nil, ErrStopped
 	}
-	if inf, ok := c.informers[key]; ok {
+	if inf, ok := c.informers[s.key]; ok {
 		return inf, nil
 	}
-	inf := build()
-	if err := inf.SetTransform(c.transform); err != nil {
-		return nil, fmt.Errorf("set %s transform: %w", key, err)
+	inf := s.build()
+	transform := c.transform
+	if s.decode != nil {
+		transform = func(obj any) (any, error) {
+			decoded, err := s.decode(obj)
+			if err != nil {
+				return nil, err
+			}
+			return c.transform(decoded)
+		}
 	}
-	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(key)); err != nil {
-		return nil, fmt.Errorf("set %s watch error handler: %w", key, err)
+	if err := inf.SetTransform(transform); err != nil {
+		return nil, fmt.Errorf("set %s transform: %w", s.key, err)
 	}
-	c.informers[key] = inf
+	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(s.key)); err != nil {
+		return nil, fmt.Errorf("set %s watch error handler: %w", s.key, err)
+	}
+	c.informers[s.key] = inf
 	if c.state == stateRunning {
 		c.runLocked(inf)
 	}
 	return inf, nil
+}
+
+// claim reserves the informer key kind for one way of caching it: two
+// resources of the same kind name cached differently (typed and metadata
+// only, or two groups) would otherwise share one informer by mistake.
+func (c *Cache) claim(kind, how string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if prev, ok := c.claims[kind]; ok && prev != how {
+		return fmt.Errorf("cache resource %s: kind %s is already cached as %s", how, kind, prev)
+	}
+	c.claims[kind] = how
+	return nil
 }
 
 // newInformer is a shared informer of the objects lw lists, which are of
@@ -298,8 +311,8 @@ func listWatch[L runtime.Object](client listWatcher[L]) *toolscache.ListWatch {
 // syncedInformer is informer for reads: it answers only from a running
 // cache whose informer for kind has synced, waiting for that at most until
 // ctx is done.
-func (c *Cache) syncedInformer(ctx context.Context, kind string, build func() toolscache.SharedIndexInformer) (toolscache.SharedIndexInformer, error) {
-	inf, err := c.informer(kind, build)
+func (c *Cache) syncedInformer(ctx context.Context, s *source) (toolscache.SharedIndexInformer, error) {
+	inf, err := c.informer(s)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +324,7 @@ func (c *Cache) syncedInformer(ctx context.Context, kind string, build func() to
 	}
 	if !inf.HasSynced() && !c.waitFor(ctx, inf.HasSyncedChecker()) {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("wait for %s cache to sync: %w", kind, ctx.Err())
+			return nil, fmt.Errorf("wait for %s cache to sync: %w", s.key, ctx.Err())
 		}
 		return nil, ErrStopped
 	}

@@ -74,12 +74,12 @@ func TestOnAPIServer(t *testing.T) {
 		createReplicaSet(t, admin, mine, "web")
 		c := startCache(t, cfg, cache.Options{Namespace: mine})
 		rss := &handler{}
-		require.NoError(t, c.ReplicaSets().AddEventHandler(rss))
-		require.NoError(t, c.Pods().AddEventHandler(&handler{}))
+		require.NoError(t, rsOf(t, c).AddEventHandler(rss))
+		require.NoError(t, podsOf(t, c).AddEventHandler(&handler{}))
 
 		waitSynced(t, c)
 		eventuallyGet(t, c, types.NamespacedName{Namespace: mine, Name: "web"})
-		_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: other, Name: "web"})
+		_, err := rsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: other, Name: "web"})
 		assert.ErrorIs(t, err, ports.ErrNotFound)
 		createReplicaSet(t, admin, other, "later")
 		createReplicaSet(t, admin, mine, "later")
@@ -88,14 +88,14 @@ func TestOnAPIServer(t *testing.T) {
 		}, waitFor, tick)
 	})
 
-	t.Run("pods are metadata only and indexed by controller", func(t *testing.T) {
+	t.Run("pods are metadata only", func(t *testing.T) {
 		t.Parallel()
 		ns := namespace(t, cp, "pods")
 		web := createReplicaSet(t, admin, ns, "web")
 		api := createReplicaSet(t, admin, ns, "api")
 		c := startCache(t, cp.Config, cache.Options{})
 		pods := &handler{}
-		require.NoError(t, c.Pods().AddEventHandler(pods))
+		require.NoError(t, podsOf(t, c).AddEventHandler(pods))
 		waitSynced(t, c)
 
 		createPod(t, admin, ns, "web-b", web)
@@ -138,7 +138,7 @@ func TestOnAPIServer(t *testing.T) {
 		ns := namespace(t, cp, "events")
 		c := startCache(t, cp.Config, cache.Options{})
 		rec := &eventLog{}
-		require.NoError(t, c.ReplicaSets().AddEventHandler(rec))
+		require.NoError(t, rsOf(t, c).AddEventHandler(rec))
 		waitSynced(t, c)
 
 		createReplicaSet(t, admin, ns, "web")
@@ -156,11 +156,11 @@ func TestOnAPIServer(t *testing.T) {
 		t.Parallel()
 		ns := namespace(t, cp, "fresh")
 		c := startCache(t, cp.Config, cache.Options{Namespace: ns})
-		rsSource, podSource := c.ReplicaSets(), c.Pods()
+		rsSource, podSource := rsOf(t, c), podsOf(t, c)
 		require.NoError(t, rsSource.AddEventHandler(&handler{}))
 		require.NoError(t, podSource.AddEventHandler(&handler{}))
 		waitSynced(t, c)
-		rsFresh, podFresh := rsSource.(ports.CacheFreshness), podSource.(ports.CacheFreshness)
+		rsFresh, podFresh := rsSource, podSource
 
 		rs := createReplicaSet(t, admin, ns, "web")
 		for i := range 20 {
@@ -170,7 +170,7 @@ func TestOnAPIServer(t *testing.T) {
 			require.Eventually(t, func() bool { return rsFresh.HasApplied(patched.ResourceVersion) }, waitFor, time.Millisecond)
 			// Applied means readable: no read after it returns the state
 			// from before the write.
-			got, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"})
+			got, err := rsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"})
 			require.NoError(t, err)
 			require.Equal(t, fmt.Sprint(i), got.Labels["round"])
 		}
@@ -206,18 +206,18 @@ func TestOnAPIServer(t *testing.T) {
 		added := &handler{}
 		require.NoError(t, configMaps.AddEventHandler(added))
 
-		cm, err := configMaps.GetObject(t.Context(), types.NamespacedName{Namespace: ns, Name: "settings"})
+		cm, err := configMaps.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "settings"})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]string{"color": "blue"}, cm.Data)
 		assert.Nil(t, cm.ManagedFields)
-		_, err = configMaps.GetObject(t.Context(), types.NamespacedName{Namespace: other, Name: "settings"})
+		_, err = configMaps.Get(t.Context(), types.NamespacedName{Namespace: other, Name: "settings"})
 		assert.ErrorIs(t, err, ports.ErrNotFound, "outside Options.Namespace")
-		d, err := deployments.GetObject(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"})
+		d, err := deployments.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "web"})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]string{"app": "web"}, d.Spec.Selector.MatchLabels)
 		assert.Nil(t, d.ManagedFields)
 		// Namespaces are cluster-scoped: all of them, whatever Options.Namespace.
-		n, err := namespaces.GetObject(t.Context(), types.NamespacedName{Name: other})
+		n, err := namespaces.Get(t.Context(), types.NamespacedName{Name: other})
 		require.NoError(t, err)
 		assert.Equal(t, other, n.Name)
 		waitSynced(t, c)
@@ -271,14 +271,14 @@ func TestOnAPIServer(t *testing.T) {
 			createReplicaSet(t, admin, ns, fmt.Sprint("rs-", i))
 		}
 		c := newRealCache(t, cp.Config, cache.Options{Namespace: ns})
-		require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+		require.NoError(t, rsOf(t, c).AddEventHandler(&handler{}))
 		assert.False(t, c.HasSynced(), "not before Start")
 		require.NoError(t, c.Start(t.Context()))
 
 		waitSynced(t, c)
 		// Synced means listed: every object is there at once, no waiting.
 		for i := range 20 {
-			_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: ns, Name: fmt.Sprint("rs-", i)})
+			_, err := rsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: ns, Name: fmt.Sprint("rs-", i)})
 			require.NoError(t, err)
 		}
 	})
@@ -336,22 +336,62 @@ func eventuallyGet(t *testing.T, c *cache.Cache, key types.NamespacedName) *apps
 	var rs *appsv1.ReplicaSet
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		var err error
-		rs, err = c.GetReplicaSet(t.Context(), key)
+		rs, err = rsOf(t, c).Get(t.Context(), key)
 		assert.NoError(ct, err)
 	}, waitFor, tick, "cache has %s", key)
 	return rs
 }
 
+// eventuallyPods waits until the cache holds n Pods controlled by the
+// ReplicaSet owner in ns, as a handler added now sees them, and returns
+// them by name.
 func eventuallyPods(t *testing.T, c *cache.Cache, ns, owner string, n int) []*metav1.PartialObjectMetadata {
 	t.Helper()
+	h := &podSet{pods: map[string]*metav1.PartialObjectMetadata{}}
+	require.NoError(t, podsOf(t, c).AddEventHandler(h))
 	var pods []*metav1.PartialObjectMetadata
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		var err error
-		pods, err = c.ListControlledPods(t.Context(), replicaSetKind, types.NamespacedName{Namespace: ns, Name: owner})
-		assert.NoError(ct, err)
+		pods = h.controlledBy(ns, owner)
 		assert.Len(ct, pods, n)
 	}, waitFor, tick, "%d pods of %s/%s", n, ns, owner)
 	return pods
+}
+
+// podSet holds the Pods a source has announced and not deleted.
+type podSet struct {
+	mu   sync.Mutex
+	pods map[string]*metav1.PartialObjectMetadata
+}
+
+func (p *podSet) OnAdd(o metav1.Object)       { p.set(o) }
+func (p *podSet) OnUpdate(_, n metav1.Object) { p.set(n) }
+func (p *podSet) OnDelete(o metav1.Object) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.pods, o.GetNamespace()+"/"+o.GetName())
+}
+
+func (p *podSet) set(o metav1.Object) {
+	if pod, ok := o.(*metav1.PartialObjectMetadata); ok {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.pods[o.GetNamespace()+"/"+o.GetName()] = pod
+	}
+}
+
+// controlledBy lists, by name, the Pods in ns whose controller is the
+// ReplicaSet owner.
+func (p *podSet) controlledBy(ns, owner string) []*metav1.PartialObjectMetadata {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*metav1.PartialObjectMetadata
+	for _, pod := range p.pods {
+		if ref := metav1.GetControllerOfNoCopy(pod); pod.Namespace == ns && ref != nil && ref.Kind == "ReplicaSet" && ref.Name == owner {
+			out = append(out, pod)
+		}
+	}
+	slices.SortFunc(out, func(a, b *metav1.PartialObjectMetadata) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 var nsCount struct {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -135,21 +136,21 @@ func TestLifecycle(t *testing.T) {
 	assert.False(t, c.HasSynced())
 	assert.ErrorIs(t, c.Check(t.Context()), cache.ErrNotStarted)
 	assert.Equal(t, "informers", c.Name())
-	_, err := c.GetReplicaSet(t.Context(), key)
+	_, err := rsOf(t, c).Get(t.Context(), key)
 	assert.ErrorIs(t, err, cache.ErrNotStarted)
 
 	startSynced(t, c)
 	assert.True(t, c.HasSynced())
 	require.NoError(t, c.Check(t.Context()))
 	require.NoError(t, c.Start(t.Context()), "starting twice does nothing")
-	_, err = c.GetReplicaSet(t.Context(), key)
+	_, err = rsOf(t, c).Get(t.Context(), key)
 	require.NoError(t, err)
 
 	require.NoError(t, c.Stop(t.Context()))
 	assert.False(t, c.HasSynced())
 	assert.ErrorIs(t, c.Check(t.Context()), cache.ErrStopped)
 	assert.ErrorIs(t, c.Start(t.Context()), cache.ErrStopped)
-	assert.ErrorIs(t, c.ReplicaSets().AddEventHandler(&handler{}), cache.ErrStopped)
+	assert.ErrorIs(t, rsOf(t, c).AddEventHandler(&handler{}), cache.ErrStopped)
 	assert.ErrorIs(t, c.WaitForSync(t.Context()), cache.ErrStopped)
 	require.NoError(t, c.Stop(t.Context()), "stopping twice does nothing")
 }
@@ -157,13 +158,13 @@ func TestLifecycle(t *testing.T) {
 func TestInformersOutliveTheStartContext(t *testing.T) {
 	t.Parallel()
 	c := newCache(t, fake.NewClientset(replicaSet("apps", "web")), fakeMetadata(), cache.Options{})
-	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	require.NoError(t, rsOf(t, c).AddEventHandler(&handler{}))
 	ctx, cancel := context.WithCancel(t.Context())
 	require.NoError(t, c.Start(ctx))
 	cancel() // as fx does once every start hook has run
 
 	require.NoError(t, c.WaitForSync(t.Context()))
-	_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web"})
+	_, err := rsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web"})
 	require.NoError(t, err)
 }
 
@@ -180,7 +181,7 @@ func TestSyncedOnlyAfterTheInitialList(t *testing.T) {
 		return false, nil, nil // the tracker answers
 	})
 	c := newCache(t, client, fakeMetadata(), cache.Options{})
-	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	require.NoError(t, rsOf(t, c).AddEventHandler(&handler{}))
 
 	waited := make(chan error, 1)
 	go func() { waited <- c.WaitForSync(t.Context()) }()
@@ -212,7 +213,7 @@ func TestInformersStartOnlyForKindsAskedFor(t *testing.T) {
 	client := fake.NewClientset(replicaSet("apps", "web"))
 	meta := fakeMetadata(pod("apps", "web-1", "web", true))
 	c := newCache(t, client, meta, cache.Options{})
-	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	require.NoError(t, rsOf(t, c).AddEventHandler(&handler{}))
 	startSynced(t, c)
 
 	assert.True(t, listed(client.Actions(), "replicasets"))
@@ -221,14 +222,14 @@ func TestInformersStartOnlyForKindsAskedFor(t *testing.T) {
 	// Asked for after Start: starts at once, and the new handler gets the
 	// cached objects as additions.
 	pods := &handler{}
-	require.NoError(t, c.Pods().AddEventHandler(pods))
+	require.NoError(t, podsOf(t, c).AddEventHandler(pods))
 	require.EventuallyWithT(t, func(t *assert.CollectT) {
 		assert.Equal(t, []string{"apps/web-1"}, pods.addedNames())
 	}, waitFor, tick)
 	require.Eventually(t, c.HasSynced, waitFor, tick)
 	assert.True(t, listed(meta.Actions(), "pods"))
-	assert.Equal(t, "Pod", c.Pods().Kind())
-	assert.Equal(t, "ReplicaSet", c.ReplicaSets().Kind())
+	assert.Equal(t, "Pod", podsOf(t, c).GroupKind().Kind)
+	assert.Equal(t, "ReplicaSet", rsOf(t, c).GroupKind().Kind)
 }
 
 func listed(actions []k8stesting.Action, resource string) bool {
@@ -248,18 +249,17 @@ func TestManagedFields(t *testing.T) {
 			c := newCache(t, fake.NewClientset(replicaSet("apps", "web")),
 				fakeMetadata(pod("apps", "web-1", "web", true)), cache.Options{KeepManagedFields: keep})
 			pods := &handler{}
-			require.NoError(t, c.Pods().AddEventHandler(pods))
+			require.NoError(t, podsOf(t, c).AddEventHandler(pods))
 			startSynced(t, c)
 
-			rs, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web"})
+			rs, err := rsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web"})
 			require.NoError(t, err)
 			assert.Equal(t, keep, rs.ManagedFields != nil, "replicaset managedFields")
 			assert.Equal(t, map[string]string{"app": "web"}, rs.Labels, "the rest stays")
 
-			listedPods, err := c.ListControlledPods(t.Context(), replicaSetKind, types.NamespacedName{Namespace: "apps", Name: "web"})
+			cachedPod, err := podsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web-1"})
 			require.NoError(t, err)
-			require.Len(t, listedPods, 1)
-			assert.Equal(t, keep, listedPods[0].ManagedFields != nil, "pod managedFields")
+			assert.Equal(t, keep, cachedPod.ManagedFields != nil, "pod managedFields")
 			require.Eventually(t, func() bool { return len(pods.addedObjects()) == 1 }, waitFor, tick)
 			assert.Equal(t, keep, pods.addedObjects()[0].GetManagedFields() != nil, "delivered pod managedFields")
 		})
@@ -272,61 +272,22 @@ func TestNamespaceRestriction(t *testing.T) {
 	meta := fakeMetadata(pod("mine", "web-1", "web", true), pod("other", "web-1", "web", true))
 	c := newCache(t, client, meta, cache.Options{Namespace: "mine"})
 	rss, pods := &handler{}, &handler{}
-	require.NoError(t, c.ReplicaSets().AddEventHandler(rss))
-	require.NoError(t, c.Pods().AddEventHandler(pods))
+	require.NoError(t, rsOf(t, c).AddEventHandler(rss))
+	require.NoError(t, podsOf(t, c).AddEventHandler(pods))
 	startSynced(t, c)
 
-	_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "mine", Name: "web"})
+	_, err := rsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: "mine", Name: "web"})
 	require.NoError(t, err)
-	_, err = c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "other", Name: "web"})
+	_, err = rsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: "other", Name: "web"})
 	assert.ErrorIs(t, err, ports.ErrNotFound)
-	other, err := c.ListControlledPods(t.Context(), replicaSetKind, types.NamespacedName{Namespace: "other", Name: "web"})
-	require.NoError(t, err)
-	assert.Empty(t, other)
+	_, err = podsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: "other", Name: "web-1"})
+	assert.ErrorIs(t, err, ports.ErrNotFound)
 	require.EventuallyWithT(t, func(t *assert.CollectT) {
 		assert.Equal(t, []string{"mine/web"}, rss.addedNames())
 		assert.Equal(t, []string{"mine/web-1"}, pods.addedNames())
 	}, waitFor, tick)
 	for _, a := range append(client.Actions(), meta.Actions()...) {
 		assert.Equal(t, "mine", a.GetNamespace(), "%s %s asks for one namespace only", a.GetVerb(), a.GetResource().Resource)
-	}
-}
-
-func TestListControlledPods(t *testing.T) {
-	t.Parallel()
-	meta := fakeMetadata(
-		pod("apps", "web-b", "web", true),
-		pod("apps", "web-a", "web", true),
-		pod("apps", "adopted-elsewhere", "web", false),
-		pod("apps", "api-1", "api", true),
-		pod("apps", "orphan", "", false),
-		pod("staging", "web-x", "web", true),
-	)
-	c := newCache(t, fake.NewClientset(), meta, cache.Options{})
-	require.NoError(t, c.Start(t.Context()))
-
-	tests := []struct {
-		owner schema.GroupKind
-		key   types.NamespacedName
-		want  []string
-	}{
-		{replicaSetKind, types.NamespacedName{Namespace: "apps", Name: "web"}, []string{"web-a", "web-b"}},
-		{replicaSetKind, types.NamespacedName{Namespace: "apps", Name: "api"}, []string{"api-1"}},
-		{replicaSetKind, types.NamespacedName{Namespace: "staging", Name: "web"}, []string{"web-x"}},
-		{replicaSetKind, types.NamespacedName{Namespace: "apps", Name: "none"}, nil},
-		{schema.GroupKind{Group: "chaosapps.metamagical.io", Kind: "ChaosPod"}, types.NamespacedName{Namespace: "apps", Name: "web"}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.key.String(), func(t *testing.T) {
-			// A read before the Pod informer has synced waits for it.
-			got, err := c.ListControlledPods(t.Context(), tt.owner, tt.key)
-			require.NoError(t, err)
-			var names []string
-			for _, p := range got {
-				names = append(names, p.Name)
-			}
-			assert.Equal(t, tt.want, names)
-		})
 	}
 }
 
@@ -341,7 +302,7 @@ func TestReadsWaitForTheirInformerBoundedByContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 
-	_, err := c.GetReplicaSet(ctx, types.NamespacedName{Namespace: "apps", Name: "web"})
+	_, err := rsOf(t, c).Get(ctx, types.NamespacedName{Namespace: "apps", Name: "web"})
 
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.NotErrorIs(t, err, ports.ErrNotFound, "an unsynced cache does not claim absence")
@@ -357,7 +318,7 @@ func TestWatchFailuresAreLogged(t *testing.T) {
 	c, err := cache.New(kube(client), fakeMetadata(), nil, zap.New(core), cache.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, c.Stop(context.Background())) })
-	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	require.NoError(t, rsOf(t, c).AddEventHandler(&handler{}))
 	require.NoError(t, c.Start(t.Context()))
 
 	require.Eventually(t, func() bool { return logs.FilterMessage("watch failed").Len() > 0 }, waitFor, tick)
@@ -373,8 +334,8 @@ func TestObjectsMetric(t *testing.T) {
 		fakeMetadata(pod("apps", "a-1", "a", true)), reg, nil, cache.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, c.Stop(context.Background())) })
-	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
-	require.NoError(t, c.Pods().AddEventHandler(&handler{}))
+	require.NoError(t, rsOf(t, c).AddEventHandler(&handler{}))
+	require.NoError(t, podsOf(t, c).AddEventHandler(&handler{}))
 	startSynced(t, c)
 
 	families, err := reg.Gather()
@@ -399,7 +360,7 @@ func TestStopWaitsForTheInformers(t *testing.T) {
 	t.Parallel()
 	c, err := cache.New(kube(fake.NewClientset(replicaSet("apps", "web"))), fakeMetadata(), nil, nil, cache.Options{})
 	require.NoError(t, err)
-	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	require.NoError(t, rsOf(t, c).AddEventHandler(&handler{}))
 	startSynced(t, c)
 
 	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
@@ -418,12 +379,12 @@ func TestWaitersLearnThatTheCacheStopped(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "", nil)
 	})
 	c := newCache(t, client, fakeMetadata(), cache.Options{})
-	require.NoError(t, c.ReplicaSets().AddEventHandler(&handler{}))
+	require.NoError(t, rsOf(t, c).AddEventHandler(&handler{}))
 	require.NoError(t, c.Start(t.Context()))
 	waited, read := make(chan error, 1), make(chan error, 1)
 	go func() { waited <- c.WaitForSync(t.Context()) }()
 	go func() {
-		_, err := c.GetReplicaSet(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web"})
+		_, err := rsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web"})
 		read <- err
 	}()
 
@@ -444,4 +405,20 @@ func TestStopBeforeStart(t *testing.T) {
 
 	assert.ErrorIs(t, <-waited, cache.ErrStopped)
 	assert.ErrorIs(t, c.Start(t.Context()), cache.ErrStopped)
+}
+
+// rsOf is c's ReplicaSets, as the operator caches them.
+func rsOf(t testing.TB, c *cache.Cache) *cache.Resource[*appsv1.ReplicaSet] {
+	t.Helper()
+	r, err := cache.NewResource[*appsv1.ReplicaSet](c, appsv1.SchemeGroupVersion.WithResource("replicasets"))
+	require.NoError(t, err)
+	return r
+}
+
+// podsOf is c's Pods, metadata only, as the operator caches them.
+func podsOf(t testing.TB, c *cache.Cache) *cache.Resource[*metav1.PartialObjectMetadata] {
+	t.Helper()
+	r, err := cache.NewMetadataResource(c, corev1.SchemeGroupVersion.WithResource("pods"), "Pod")
+	require.NoError(t, err)
+	return r
 }

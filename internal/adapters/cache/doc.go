@@ -4,16 +4,25 @@
 //
 // # What is cached, and how
 //
-//   - ReplicaSets, as typed objects listed and watched through the typed
-//     client (kubeclient.Interface, protobuf on the wire), read through
-//     [Cache.GetReplicaSet] (ports.ReplicaSetReader).
-//   - Pods, metadata only (the metadata client, which asks the server for
-//     PartialObjectMetadata): the operator maps a Pod to the object that
-//     controls it and never reads a Pod's spec or status, so there is no
-//     reason to hold them in memory. The Pods are indexed by their
-//     controller owner ([IndexControllerOwner]) and listed through
-//     [Cache.ListControlledPods] (ports.PodMetadataLister).
-//   - ChaosPods, in their own [ChaosPodCache], through the dynamic client.
+// The cache knows no kind by itself: the composition root asks it for each
+// kind it reads or watches, as a [Resource] (a ports.Reader of the kind's
+// objects and a ports.Source of their changes, on one informer):
+//
+//   - [NewResource]: typed objects listed and watched through the typed
+//     client (kubeclient.Interface, protobuf on the wire). The operator's
+//     ReplicaSets, and any built-in kind a controller added with
+//     app.Controller reads.
+//   - [NewMetadataResource]: metadata only (the metadata client, which asks
+//     the server for PartialObjectMetadata). The operator maps a Pod to the
+//     object that controls it and reads its creation time, never its spec
+//     or status, so there is no reason to hold more of it in memory.
+//   - [NewDynamicResource]: a kind kubeclient does not know, such as the
+//     ChaosPod CRD, through the dynamic client, decoded into typed objects
+//     as they arrive so readers never see unstructured maps.
+//
+// One informer serves each kind, keyed by the kind's name (the label of
+// its metrics and readiness messages); asking again for a kind the same way
+// shares it, asking for it another way is an error.
 //
 // The cache builds each informer itself, from a ListWatch over the client,
 // rather than from client-go's informer factories: the typed factory is
@@ -40,20 +49,22 @@
 //
 // # Lazy informers
 //
-// An informer exists only once someone asked for its kind: through
-// [Cache.ReplicaSets] or [Cache.Pods] AddEventHandler, or a read. Kinds asked
-// for before [Cache.Start] are started by it; kinds asked for later start
-// at once. So a process that runs only webhooks, or only one controller,
-// lists and watches nothing it does not use.
+// An informer exists only once someone used its kind: a Source's
+// AddEventHandler or WaitForSync, or a read. Kinds used before
+// [Cache.Start] are started by it; kinds used later start at once. So a
+// process that runs only webhooks, or only one controller, lists and
+// watches nothing it does not use.
 //
 // # Lifecycle and readiness
 //
 // [Cache.Start] returns at once; the informers list and watch in the
-// background until [Cache.Stop]. [Cache.HasSynced] (ports.CacheSync) turns
-// true when every started informer has delivered its initial list, and the
-// same condition is the readiness check [HealthCheckName]
-// (ports.HealthCheck). Reads block until their kind has synced (bounded by
-// their context) rather than answering "not found" from an empty cache.
+// background until [Cache.Stop]. [Cache.HasSynced] turns true when every
+// started informer has delivered its initial list, and the same condition
+// is the readiness check [HealthCheckName] (ports.HealthCheck). A Source's
+// WaitForSync waits for its own kind only, which is what a controller
+// waits for before its workers start. Reads block until their kind has
+// synced (bounded by their context) rather than answering "not found" from
+// an empty cache.
 //
 // # An API server away
 //
@@ -65,25 +76,21 @@
 // the reflector's, back-off included: a server that answers 429 or 5xx is
 // loaded, and must not be asked more often.
 //
-// # Other built-in kinds
+// # Which built-in kinds
 //
-// [NewResource] caches another built-in resource in the same cache
-// (namespace, managedFields stripping, laziness alike), as a ports.Source
-// and a ports.ObjectReader of its typed objects: what a controller added
-// with app.Controller reads. On a *kubeclient.Clientset it reads any kind
-// an informer can list and watch in the groups of kubeclient.Scheme,
-// through the group's REST client, decoding into the kind's type; on
-// another kubeclient.Interface (a test's fake) only the kinds the interface
-// has clients for. Kinds of other groups (RBAC, batch, ...) are refused:
-// serving them would mean linking their groups. Its informer is keyed by
-// the resource's path, for example "v1/configmaps", in readiness messages
-// and metrics.
+// On a *kubeclient.Clientset, [NewResource] reads any kind an informer can
+// list and watch in the groups of kubeclient.Scheme, through the group's
+// REST client, decoding into the kind's type; on another
+// kubeclient.Interface (a test's fake) only the kinds the interface has
+// clients for. Kinds of other groups (RBAC, batch, ...) are refused:
+// serving them would mean linking their groups.
 //
 // # Freshness
 //
-// Every source is a ports.CacheFreshness: it reports whether its informer
-// store has applied a resourceVersion, from client-go's record of the last
-// one it applied. The controller loop uses it to read its own writes.
+// Every Resource reports whether its informer store has applied a
+// resourceVersion (ports.Source's HasApplied), from client-go's record of
+// the last one it applied. The controller loop uses it to read its own
+// writes.
 //
 // # Metrics
 //

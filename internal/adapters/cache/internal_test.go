@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -72,47 +71,6 @@ func TestEventHandlerPassesObjects(t *testing.T) {
 
 	assert.Equal(t, []metav1.Object{cur}, rec.adds)
 	assert.Equal(t, []metav1.Object{cur}, rec.updates)
-}
-
-func TestIndexByControllerOwner(t *testing.T) {
-	t.Parallel()
-	owner := func(apiVersion, kind, name string, controller bool) metav1.OwnerReference {
-		return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: "u", Controller: ptr.To(controller)}
-	}
-	tests := []struct {
-		name string
-		refs []metav1.OwnerReference
-		want []string
-	}{
-		{"replicaset controller", []metav1.OwnerReference{owner("apps/v1", "ReplicaSet", "web", true)}, []string{"apps/ReplicaSet/apps/web"}},
-		{"core group", []metav1.OwnerReference{owner("v1", "ReplicationController", "old", true)}, []string{"/ReplicationController/apps/old"}},
-		{"custom resource, any version", []metav1.OwnerReference{owner("chaosapps.metamagical.io/v2", "ChaosPod", "chaos", true)}, []string{"chaosapps.metamagical.io/ChaosPod/apps/chaos"}},
-		{"only the controller counts", []metav1.OwnerReference{owner("v1", "ConfigMap", "cm", false), owner("apps/v1", "ReplicaSet", "web", true)}, []string{"apps/ReplicaSet/apps/web"}},
-		{"owners that do not control", []metav1.OwnerReference{owner("apps/v1", "ReplicaSet", "web", false)}, nil},
-		{"no owners", nil, nil},
-		{"unparsable apiVersion", []metav1.OwnerReference{owner("a/b/c", "X", "x", true)}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			pod := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "p", OwnerReferences: tt.refs}}
-			got, err := indexByControllerOwner(pod)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-	got, err := indexByControllerOwner("not an object")
-	require.NoError(t, err)
-	assert.Empty(t, got)
-}
-
-func TestControllerOwnerKeyMatchesTheIndex(t *testing.T) {
-	t.Parallel()
-	pod := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "p",
-		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web", Controller: ptr.To(true)}}}}
-	got, err := indexByControllerOwner(pod)
-	require.NoError(t, err)
-	assert.Equal(t, []string{ControllerOwnerKey(schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}, types.NamespacedName{Namespace: "apps", Name: "web"})}, got)
 }
 
 func TestTransformStripsManagedFields(t *testing.T) {

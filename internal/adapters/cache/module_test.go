@@ -14,6 +14,7 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -22,6 +23,7 @@ func TestModule(t *testing.T) {
 	graph := func(extra ...fx.Option) fx.Option {
 		return fx.Options(
 			cache.Module,
+			lifecycle.Module,
 			fx.Supply(
 				fx.Annotate(kube(fake.NewClientset(replicaSet("apps", "web"))), fx.As(new(kubeclient.Interface))),
 				fx.Annotate(fakeMetadata(), fx.As(new(metadata.Interface))),
@@ -37,26 +39,22 @@ func TestModule(t *testing.T) {
 
 	var in struct {
 		fx.In
-		Reader     ports.ReplicaSetReader
-		Pods       ports.PodMetadataLister
-		Sync       ports.CacheSync
-		Checks     []ports.HealthCheck `group:"readyz"`
-		ReplicaSet ports.Source        `name:"replicaset"`
-		Pod        ports.Source        `name:"pod"`
+		Cache  *cache.Cache
+		Checks []ports.HealthCheck `group:"readyz"`
 	}
 	app := fxtest.New(t, graph(fx.Populate(&in)))
-	require.NoError(t, in.ReplicaSet.AddEventHandler(&handler{}))
-	assert.False(t, in.Sync.HasSynced(), "nothing runs before the app starts")
+	replicaSets := rsOf(t, in.Cache)
+	require.NoError(t, replicaSets.AddEventHandler(&handler{}))
+	assert.False(t, in.Cache.HasSynced(), "nothing runs before the app starts")
 
 	app.RequireStart()
-	require.Eventually(t, in.Sync.HasSynced, waitFor, tick, "OnStart started the informers")
+	require.Eventually(t, in.Cache.HasSynced, waitFor, tick, "the lifecycle started the informers")
+	require.NoError(t, replicaSets.WaitForSync(t.Context()))
 	require.Len(t, in.Checks, 1)
 	assert.Equal(t, cache.HealthCheckName, in.Checks[0].Name())
 	assert.NoError(t, in.Checks[0].Check(t.Context()))
-	assert.Equal(t, "ReplicaSet", in.ReplicaSet.Kind())
-	assert.Equal(t, "Pod", in.Pod.Kind())
-	assert.Same(t, in.Reader, in.Pods)
 
 	app.RequireStop()
-	assert.False(t, in.Sync.HasSynced(), "OnStop stopped them")
+	assert.False(t, in.Cache.HasSynced(), "the lifecycle stopped them")
+	assert.ErrorIs(t, replicaSets.WaitForSync(t.Context()), cache.ErrStopped)
 }

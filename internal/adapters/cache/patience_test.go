@@ -50,7 +50,7 @@ func TestAwaitServerRetriesRefusedConnectionsOnly(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			core, logs := observer.New(zap.InfoLevel)
-			p := patience{logger: zap.New(core), kind: KindPod, first: time.Millisecond, max: 2 * time.Millisecond}
+			p := patience{logger: zap.New(core), kind: "Pod", first: time.Millisecond, max: 2 * time.Millisecond}
 			calls := 0
 			v, err := awaitServer(t.Context(), p, func() (int, error) {
 				err := tt.results[min(calls, len(tt.results)-1)]
@@ -63,7 +63,7 @@ func TestAwaitServerRetriesRefusedConnectionsOnly(t *testing.T) {
 			var msgs []string
 			for _, e := range logs.All() {
 				msgs = append(msgs, e.Message)
-				assert.Equal(t, KindPod, e.ContextMap()["kind"])
+				assert.Equal(t, "Pod", e.ContextMap()["kind"])
 			}
 			assert.Equal(t, tt.wantLogs, msgs)
 		})
@@ -72,7 +72,7 @@ func TestAwaitServerRetriesRefusedConnectionsOnly(t *testing.T) {
 
 func TestAwaitServerEndsWithItsContext(t *testing.T) {
 	t.Parallel()
-	p := patience{logger: zap.NewNop(), kind: KindPod, first: time.Hour, max: time.Hour}
+	p := patience{logger: zap.NewNop(), kind: "Pod", first: time.Hour, max: time.Hour}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
@@ -101,7 +101,7 @@ func TestPatientListSurvivesAServerThatIsNotThereYet(t *testing.T) {
 	client, err := kubeclient.NewForConfigAndClient(&rest.Config{Host: "http://" + addr}, http.DefaultClient)
 	require.NoError(t, err)
 	core, logs := observer.New(zap.InfoLevel)
-	p := patience{logger: zap.New(core), kind: KindReplicaSet, first: 10 * time.Millisecond, max: 50 * time.Millisecond}
+	p := patience{logger: zap.New(core), kind: "ReplicaSet", first: 10 * time.Millisecond, max: 50 * time.Millisecond}
 	lw := p.wrap(listWatch(client.AppsV1().ReplicaSets("shop")))
 
 	type result struct {

@@ -15,9 +15,11 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -25,93 +27,131 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Object is a typed Kubernetes object, such as *corev1.ConfigMap: what a
-// [Resource] holds.
+// Object is a typed Kubernetes object, such as *appsv1.ReplicaSet.
 type Object interface {
 	metav1.Object
 	runtime.Object
 }
 
-// Resource is the cache of one built-in resource, for a controller of a kind
-// the cache has no methods of its own for: the kind's ports.Source and its
-// ports.ObjectReader[T]. Build it with [NewResource].
-//
-// Its informer is one of the cache's, so it shares everything with the
-// rest of it: the namespace restriction, the managedFields stripping,
-// laziness, readiness and operator_cache_objects, where the resource
-// appears under its path (for example kind="v1/configmaps") rather than its
-// kind.
+// Resource is one kind held by the cache: a ports.Reader of its objects and
+// a ports.Source of their changes, sharing one informer. Build it with
+// [NewResource] (typed objects), [NewMetadataResource] (metadata only) or
+// [NewDynamicResource] (a kind kubeclient does not know, such as a CRD).
 type Resource[T Object] struct {
-	// source serves AddEventHandler and HasApplied under the informer's
-	// name in the cache, the resource's path; Kind is overridden.
 	*source
-	kind string
 }
 
 var (
-	_ ports.Source                          = (*Resource[*corev1.ConfigMap])(nil)
-	_ ports.ObjectReader[*corev1.ConfigMap] = (*Resource[*corev1.ConfigMap])(nil)
-	_ ports.CacheFreshness                  = (*Resource[*corev1.ConfigMap])(nil)
+	_ ports.Source                                = (*Resource[*appsv1.ReplicaSet])(nil)
+	_ ports.Reader[*appsv1.ReplicaSet]            = (*Resource[*appsv1.ReplicaSet])(nil)
+	_ ports.Reader[*metav1.PartialObjectMetadata] = (*Resource[*metav1.PartialObjectMetadata])(nil)
 )
 
-// NewResource returns the cache of gvr, whose objects are of type T (for
-// example NewResource[*corev1.ConfigMap](c, corev1.SchemeGroupVersion.WithResource("configmaps"))).
-// It starts nothing: the informer exists once a handler is added or an
-// object read.
-//
-// The resource must be one the cache's client can list as T: on a
-// *kubeclient.Clientset, any listable kind of a group in kubeclient.Scheme
-// served under its usual resource name (configmaps, deployments,
-// namespaces, ...); on another kubeclient.Interface, such as a test's
-// fake, a kind the interface has a client for. Anything else is refused
-// here. ReplicaSets have their own methods ([Cache.ReplicaSets],
-// [Cache.GetReplicaSet]), which share one informer with any other typed
-// view of them, so they are refused too.
-func NewResource[T Object](c *Cache, gvr schema.GroupVersionResource) (*Resource[T], error) {
-	if c == nil {
-		return nil, errors.New("cache resource: a cache is required")
+// NewResource caches resource, a built-in resource whose objects are T.
+// On a *kubeclient.Clientset it serves any kind an informer can list and
+// watch in the groups of kubeclient.Scheme, through the group's REST client
+// (protobuf), decoding into T; on another kubeclient.Interface (a test's
+// fake) only the kinds the interface has clients for.
+func NewResource[T Object](c *Cache, resource schema.GroupVersionResource) (*Resource[T], error) {
+	if err := check[T](c, resource); err != nil {
+		return nil, err
 	}
-	if gvr.Version == "" || gvr.Resource == "" {
-		return nil, fmt.Errorf("cache resource %q: version and resource are required", gvr.String())
-	}
-	if gvr == appsv1.SchemeGroupVersion.WithResource("replicasets") {
-		return nil, errors.New("cache resource apps/v1/replicasets: use Cache.ReplicaSets and Cache.GetReplicaSet")
-	}
-	key := resourceKey(gvr)
 	typ := reflect.TypeFor[T]()
-	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
-		return nil, fmt.Errorf("cache resource %s: %s is not a pointer to an API type", key, typ)
-	}
 	var (
 		kind string
 		lw   *toolscache.ListWatch
 		err  error
 	)
 	if rc, ok := c.client.(restClients); ok {
-		kind, lw, err = restListWatch[T](rc, gvr, c.namespace)
+		kind, lw, err = restListWatch[T](rc, resource, c.namespace)
 	} else {
-		kind, lw, err = typedListWatch(c.client, gvr, typ, c.namespace)
+		kind, lw, err = typedListWatch(c.client, resource, typ, c.namespace)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cache resource %s: %w", key, err)
+		return nil, fmt.Errorf("cache resource %s: %w", resourceKey(resource), err)
 	}
-	build := func() toolscache.SharedIndexInformer {
-		return newInformer(c.logger, key, lw, c.client, newObject[T](), nil)
-	}
-	return &Resource[T]{source: &source{cache: c, kind: key, build: build}, kind: kind}, nil
+	gk := schema.GroupKind{Group: resource.Group, Kind: kind}
+	return newResource[T](c, gk, resource, "typed", func() toolscache.SharedIndexInformer {
+		return newInformer(c.logger, kind, lw, c.client, newObject[T](), nil)
+	})
 }
 
-// Kind implements ports.Source: the kind, for example "ConfigMap".
-func (r *Resource[T]) Kind() string { return r.kind }
+// NewMetadataResource caches resource as metadata only: the metadata
+// client asks the server for PartialObjectMetadata, so objects whose spec
+// and status the operator never reads (Pods, for the operator's own
+// controllers) cost only their metadata in memory. kind is the resource's
+// kind (the metadata client cannot tell it).
+func NewMetadataResource(c *Cache, resource schema.GroupVersionResource, kind string) (*Resource[*metav1.PartialObjectMetadata], error) {
+	if err := check[*metav1.PartialObjectMetadata](c, resource); err != nil {
+		return nil, err
+	}
+	if kind == "" {
+		return nil, fmt.Errorf("cache resource %s: a kind is required", resourceKey(resource))
+	}
+	lw := listWatch(c.meta.Resource(resource).Namespace(namespaceOf(resource, kind, c.namespace)))
+	gk := schema.GroupKind{Group: resource.Group, Kind: kind}
+	return newResource[*metav1.PartialObjectMetadata](c, gk, resource, "metadata", func() toolscache.SharedIndexInformer {
+		return newInformer(c.logger, kind, lw, c.meta, &metav1.PartialObjectMetadata{}, nil)
+	})
+}
 
-// GetObject implements ports.ObjectReader[T] from the resource's informer,
-// waiting for it to sync first (at most until ctx is done). The object is
-// shared with the cache: do not mutate it. An object that does not exist,
-// or lives outside Options.Namespace, is ports.ErrNotFound.
-func (r *Resource[T]) GetObject(ctx context.Context, key types.NamespacedName) (T, error) {
+// NewDynamicResource caches resource through the dynamic client, decoding
+// its objects into T as they arrive, so readers get typed objects: the path
+// of a CRD's kind. T's type name is the kind (the Go type of an API kind
+// bears its name).
+func NewDynamicResource[T Object](c *Cache, client dynamic.Interface, resource schema.GroupVersionResource) (*Resource[T], error) {
+	if err := check[T](c, resource); err != nil {
+		return nil, err
+	}
+	if client == nil {
+		return nil, fmt.Errorf("cache resource %s: a dynamic client is required", resourceKey(resource))
+	}
+	kind := reflect.TypeFor[T]().Elem().Name()
+	lw := listWatch(client.Resource(resource).Namespace(namespaceOf(resource, kind, c.namespace)))
+	gk := schema.GroupKind{Group: resource.Group, Kind: kind}
+	r, err := newResource[T](c, gk, resource, "dynamic", func() toolscache.SharedIndexInformer {
+		return newInformer(c.logger, kind, lw, client, &unstructured.Unstructured{}, nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.decode = fromUnstructured[T]
+	return r, nil
+}
+
+func check[T Object](c *Cache, resource schema.GroupVersionResource) error {
+	if c == nil {
+		return errors.New("cache resource: a cache is required")
+	}
+	if resource.Version == "" || resource.Resource == "" {
+		return fmt.Errorf("cache resource %q: version and resource are required", resource.String())
+	}
+	typ := reflect.TypeFor[T]()
+	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("cache resource %s: %s is not a pointer to an API type", resourceKey(resource), typ)
+	}
+	return nil
+}
+
+// newResource registers the kind's informer under its kind name (the label
+// of its metrics and readiness messages); asking twice for the same kind
+// the same way shares one informer.
+func newResource[T Object](c *Cache, gk schema.GroupKind, resource schema.GroupVersionResource, mode string,
+	build func() toolscache.SharedIndexInformer,
+) (*Resource[T], error) {
+	id := mode + ":" + resource.String()
+	if err := c.claim(gk.Kind, id); err != nil {
+		return nil, err
+	}
+	return &Resource[T]{source: &source{cache: c, key: gk.Kind, gk: gk, build: build}}, nil
+}
+
+// Get implements ports.Reader from the informer's store, once the kind has
+// synced. The object is the cached one: DeepCopy before changing it.
+func (r *Resource[T]) Get(ctx context.Context, key types.NamespacedName) (T, error) {
 	var zero T
-	what := strings.ToLower(r.kind)
-	inf, err := r.cache.syncedInformer(ctx, r.source.kind, r.build)
+	what := strings.ToLower(r.gk.Kind)
+	inf, err := r.cache.syncedInformer(ctx, r.source)
 	if err != nil {
 		return zero, fmt.Errorf("read %s %s from cache: %w", what, key, err)
 	}
@@ -127,6 +167,28 @@ func (r *Resource[T]) GetObject(ctx context.Context, key types.NamespacedName) (
 		return zero, fmt.Errorf("read %s %s from cache: the informer holds %T, not %T", what, key, obj, zero)
 	}
 	return t, nil
+}
+
+// fromUnstructured decodes an object of the dynamic client into T.
+func fromUnstructured[T Object](obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	out := newObject[T]()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+		return nil, fmt.Errorf("convert %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return out, nil
+}
+
+// namespaceOf is the namespace to list and watch: none for a cluster-scoped
+// kind.
+func namespaceOf(resource schema.GroupVersionResource, kind, namespace string) string {
+	if clusterScoped[schema.GroupKind{Group: resource.Group, Kind: kind}] {
+		return ""
+	}
+	return namespace
 }
 
 // resourceKey names a resource's informer by its path, group first, so
@@ -201,9 +263,7 @@ func restListWatch[T Object](clients restClients, gvr schema.GroupVersionResourc
 	}
 	listType := reflect.TypeOf(list).Elem()
 	newList := func() runtime.Object { return reflect.New(listType).Interface().(runtime.Object) }
-	if clusterScoped[gvk.GroupKind()] {
-		namespace = ""
-	}
+	namespace = namespaceOf(gvr, gvk.Kind, namespace)
 	client := kubeclient.NewResourceClient[T, runtime.Object](rc, gvr.Resource, namespace, newObject[T], newList)
 	return gvk.Kind, listWatch[runtime.Object](client), nil
 }
@@ -227,6 +287,9 @@ func typed[T Object, L runtime.Object](client func(kubeclient.Interface, string)
 // tests): only the kinds kubeclient.Interface has clients for. ReplicaSets
 // are the cache's own.
 var typedKinds = map[schema.GroupVersionResource]typedKind{
+	appsv1.SchemeGroupVersion.WithResource("replicasets"): typed(func(c kubeclient.Interface, ns string) kubeclient.ReplicaSetInterface {
+		return c.AppsV1().ReplicaSets(ns)
+	}),
 	corev1.SchemeGroupVersion.WithResource("pods"): typed(func(c kubeclient.Interface, ns string) kubeclient.PodInterface {
 		return c.CoreV1().Pods(ns)
 	}),

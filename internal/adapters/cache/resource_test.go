@@ -82,10 +82,21 @@ func TestNewResourceChecksItsArguments(t *testing.T) {
 			_, err := cache.NewResource[*corev1.ConfigMap](c, corev1.SchemeGroupVersion.WithResource(""))
 			return err
 		}, "version and resource are required"},
-		{"replicasets have their own methods", func() error {
-			_, err := cache.NewResource[*appsv1.ReplicaSet](c, appsv1.SchemeGroupVersion.WithResource("replicasets"))
+		{"a kind cached another way already", func() error {
+			if _, err := cache.NewResource[*corev1.ConfigMap](c, configMapsGVR); err != nil {
+				return err
+			}
+			_, err := cache.NewMetadataResource(c, configMapsGVR, "ConfigMap")
 			return err
-		}, "use Cache.ReplicaSets"},
+		}, "kind ConfigMap is already cached as typed:/v1, Resource=configmaps"},
+		{"a metadata resource without its kind", func() error {
+			_, err := cache.NewMetadataResource(c, configMapsGVR, "")
+			return err
+		}, "a kind is required"},
+		{"a dynamic resource without a client", func() error {
+			_, err := cache.NewDynamicResource[*corev1.ConfigMap](c, nil, configMapsGVR)
+			return err
+		}, "a dynamic client is required"},
 		{"not a pointer to an API type", func() error { _, err := cache.NewResource[cache.Object](c, configMapsGVR); return err }, "not a pointer to an API type"},
 		// The fake has typed clients only: the kinds kubeclient.Interface serves.
 		{"a resource the client has no client for", func() error {
@@ -119,11 +130,11 @@ func TestNewResourceOnTheRESTClients(t *testing.T) {
 	c, err := cache.New(client, fakeMetadata(), nil, nil, cache.Options{Namespace: "shop"})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, c.Stop(context.Background())) })
-	kindOf := func(r interface{ Kind() string }, err error) (string, error) {
+	kindOf := func(r interface{ GroupKind() schema.GroupKind }, err error) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return r.Kind(), nil
+		return r.GroupKind().Kind, nil
 	}
 	tests := []struct {
 		name    string
@@ -179,14 +190,14 @@ func TestResourceReadsTypedObjects(t *testing.T) {
 	c := resourceCache(t, fake.NewClientset(configMap("shop", "settings"), configMap("other", "settings")), nil, cache.Options{Namespace: "shop"})
 	r := configMaps(t, c)
 	key := types.NamespacedName{Namespace: "shop", Name: "settings"}
-	_, err := r.GetObject(t.Context(), key)
+	_, err := r.Get(t.Context(), key)
 	require.ErrorIs(t, err, cache.ErrNotStarted)
 	require.NoError(t, c.Start(t.Context()))
 
-	got, err := r.GetObject(t.Context(), key)
+	got, err := r.Get(t.Context(), key)
 
 	require.NoError(t, err)
-	assert.Equal(t, "ConfigMap", r.Kind())
+	assert.Equal(t, "ConfigMap", r.GroupKind().Kind)
 	assert.Equal(t, map[string]string{"color": "blue"}, got.Data)
 	assert.Equal(t, map[string]string{"team": "payments"}, got.Annotations)
 	assert.Nil(t, got.ManagedFields, "stripped like every other kind")
@@ -194,7 +205,7 @@ func TestResourceReadsTypedObjects(t *testing.T) {
 		{Namespace: "shop", Name: "absent"},
 		{Namespace: "other", Name: "settings"}, // outside Options.Namespace
 	} {
-		_, err = r.GetObject(t.Context(), missing)
+		_, err = r.Get(t.Context(), missing)
 		assert.ErrorIs(t, err, ports.ErrNotFound, "%s", missing)
 		assert.ErrorContains(t, err, "configmap "+missing.String())
 	}
@@ -212,11 +223,11 @@ func TestResourceReadsClusterScopedObjects(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Start(t.Context()))
 
-	got, err := r.GetObject(t.Context(), types.NamespacedName{Name: "operator"})
+	got, err := r.Get(t.Context(), types.NamespacedName{Name: "operator"})
 
 	require.NoError(t, err)
 	assert.Equal(t, "operator", got.Name)
-	assert.Equal(t, "ValidatingWebhookConfiguration", r.Kind())
+	assert.Equal(t, "ValidatingWebhookConfiguration", r.GroupKind().Kind)
 	assert.True(t, listed(client.Actions(), "validatingwebhookconfigurations"))
 }
 
@@ -268,7 +279,7 @@ func TestResourceReadiness(t *testing.T) {
 		t.Fatal("the informer never listed")
 	}
 
-	assert.ErrorContains(t, c.Check(t.Context()), "informers not synced: v1/configmaps")
+	assert.ErrorContains(t, c.Check(t.Context()), "informers not synced: ConfigMap")
 	close(release)
 	require.Eventually(t, c.HasSynced, 30*time.Second, 10*time.Millisecond)
 }
@@ -291,7 +302,7 @@ func TestResourceObjectsMetric(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, map[string]float64{"v1/configmaps": 2}, got)
+	assert.Equal(t, map[string]float64{"ConfigMap": 2}, got)
 }
 
 func TestResourceRefusesANilHandler(t *testing.T) {

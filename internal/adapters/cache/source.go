@@ -1,11 +1,13 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -14,38 +16,50 @@ import (
 // source is one kind's change notifications.
 type source struct {
 	cache *Cache
-	// kind keys the informer in the cache (and names it in readiness and
-	// metrics); build makes it on first use.
-	kind  string
+	key   string // the informer's key in the cache: the kind's name
+	gk    schema.GroupKind
 	build func() toolscache.SharedIndexInformer
+	// decode, when set, turns what the informer lists into the object the
+	// cache holds (before the cache's own transform).
+	decode func(any) (any, error)
 }
 
-var (
-	_ ports.Source         = (*source)(nil)
-	_ ports.CacheFreshness = (*source)(nil)
-)
+var _ ports.Source = (*source)(nil)
 
-func (s *source) Kind() string { return s.kind }
+// GroupKind implements ports.Source.
+func (s *source) GroupKind() schema.GroupKind { return s.gk }
 
-// AddEventHandler asks for the kind's informer and registers h on it.
-// Objects already cached reach h as additions.
+// AddEventHandler implements ports.Source: it creates the kind's informer
+// if needed (started at once in a running cache, else by Start) and adds h
+// to it.
 func (s *source) AddEventHandler(h ports.EventHandler) error {
 	if h == nil {
 		return errors.New("add event handler: nil handler")
 	}
-	inf, err := s.cache.informer(s.kind, s.build)
+	inf, err := s.cache.informer(s)
 	if err != nil {
-		return fmt.Errorf("add %s event handler: %w", s.kind, err)
+		return fmt.Errorf("add %s event handler: %w", s.key, err)
 	}
 	if _, err := inf.AddEventHandler(eventHandler{h: h}); err != nil {
-		return fmt.Errorf("add %s event handler: %w", s.kind, err)
+		return fmt.Errorf("add %s event handler: %w", s.key, err)
 	}
 	return nil
 }
 
-// eventHandler adapts a ports.EventHandler to client-go's handler: it
-// unwraps deletion tombstones, which client-go hands out when a watch missed
-// a deletion, so that ports see only objects.
+// WaitForSync implements ports.Source: it waits until the kind's informer
+// has delivered its initial list (starting it if needed).
+func (s *source) WaitForSync(ctx context.Context) error {
+	select {
+	case <-s.cache.started:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if _, err := s.cache.syncedInformer(ctx, s); err != nil {
+		return err
+	}
+	return nil
+}
+
 type eventHandler struct{ h ports.EventHandler }
 
 func (e eventHandler) OnAdd(obj any, _ bool) {
@@ -71,10 +85,10 @@ func (e eventHandler) OnDelete(obj any) {
 	}
 }
 
-// HasApplied implements ports.CacheFreshness: whether the kind's informer
+// HasApplied implements ports.Source: whether the kind's informer
 // store has applied resourceVersion or a later one.
 func (s *source) HasApplied(resourceVersion string) bool {
-	inf, err := s.cache.informer(s.kind, s.build)
+	inf, err := s.cache.informer(s)
 	if err != nil {
 		return true // a stopped cache serves no reads to protect
 	}

@@ -56,9 +56,9 @@ func TestBuilderValidation(t *testing.T) {
 		{"owner without kind", func(e *env) (*controller.Controller, error) {
 			return controller.NewBuilder("x", e.deps).For(newSource("A")).Owns(newSource("B"), schema.GroupKind{Group: "apps"}).Complete(rec)
 		}, []string{"owner kind is empty"}},
-		{"missing deps, all reported", func(e *env) (*controller.Controller, error) {
+		{"missing deps, all reported", func(*env) (*controller.Controller, error) {
 			return controller.NewBuilder("x", controller.Deps{}).For(newSource("A")).Complete(rec)
-		}, []string{"logger is nil", "registerer is nil", "cache sync is nil", "leader elector is nil"}},
+		}, []string{"logger is nil", "registerer is nil", "leader elector is nil"}},
 		{"negative timeout", func(e *env) (*controller.Controller, error) {
 			return controller.NewBuilder("x", e.deps).For(newSource("A")).
 				WithOptions(controller.Options{ReconcileTimeout: -1}).Complete(rec)

@@ -86,7 +86,6 @@ type Controller struct {
 	workers    int
 	watches    []Watch
 	reconciler ports.Reconciler
-	cacheSync  ports.CacheSync
 	leader     ports.LeaderElector
 	log        *zap.Logger
 	opts       Options
@@ -140,7 +139,6 @@ func New(cfg Config, deps Deps) (*Controller, error) {
 		workers:    cfg.Workers,
 		watches:    slices.Clone(cfg.Watches),
 		reconciler: cfg.Reconciler,
-		cacheSync:  deps.CacheSync,
 		leader:     deps.LeaderElector,
 		log:        deps.Logger.With(zap.String("controller", cfg.Name)),
 		opts:       opts,
@@ -185,7 +183,7 @@ func (c *Controller) Start(ctx context.Context) error {
 			c.state = stateStopped
 			close(c.stopping)
 			close(c.done)
-			return fmt.Errorf("start controller %q: watch %s: %w", c.name, w.Source.Kind(), err)
+			return fmt.Errorf("start controller %q: watch %s: %w", c.name, w.Source.GroupKind(), err)
 		}
 	}
 
@@ -206,16 +204,9 @@ func (c *Controller) Start(ctx context.Context) error {
 func (c *Controller) run(waitCtx, workCtx context.Context, q queue) {
 	defer c.running.Done()
 	c.log.Info("waiting for caches to sync")
-	if err := c.cacheSync.WaitForSync(waitCtx); err != nil {
-		return // stopped before the caches synced
-	}
-	// A source with a cache of its own (one outside the shared cache, like
-	// a CRD's informer) is a gate too.
 	for _, w := range c.watches {
-		if s, ok := w.Source.(ports.CacheSync); ok {
-			if err := s.WaitForSync(waitCtx); err != nil {
-				return
-			}
+		if err := w.Source.WaitForSync(waitCtx); err != nil {
+			return // stopped before the caches synced
 		}
 	}
 	c.log.Info("waiting for leadership")
@@ -387,7 +378,7 @@ func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string
 			log.Debug("waited for the cache to apply the last write", zap.Duration("waited", waited))
 		}
 		writes := &writeSet{}
-		ctx = ports.WithWriteObserver(ctx, writes)
+		ctx = ports.WithWriteObserver(ctx, writes.observe)
 		defer func() { c.ledger.record(req, writes.snapshot()) }()
 	}
 	return c.reconciler.Reconcile(ctx, req)

@@ -229,25 +229,21 @@ func TestReconcileLogsCarryRequestAndReconcileID(t *testing.T) {
 	assert.NotNil(t, controller.LoggerFrom(context.Background()))
 }
 
-// syncedSource is a source with a cache of its own.
-type syncedSource struct {
-	*fakeSource
-	*fakeCacheSync
-}
-
-func TestWorkersWaitForSourcesWithTheirOwnCache(t *testing.T) {
+func TestWorkersWaitForEveryWatchedSource(t *testing.T) {
 	t.Parallel()
 	e := newEnv()
-	src := syncedSource{newSource("Custom"), newCacheSync(false)}
+	parents, children := newSource("Parent"), newSource("Child")
+	children.gate = newCacheSync(false)
 	r := newRecorder(func(context.Context, ports.Request, int) (ports.Result, error) { return ports.Result{}, nil })
-	c := build(t, e, "custom", src, 2, controller.Options{}, r)
+	c, err := controller.NewBuilder("custom", e.deps).For(parents).Owns(children, parents.kind).Workers(2).Complete(r)
+	require.NoError(t, err)
 	start(t, c)
 
-	src.add(object("ns", "a"))
-	waitClosed(t, src.waiting, "the source's WaitForSync")
-	assert.Zero(t, r.total(), "no reconcile before the source's cache synced")
+	parents.add(object("ns", "a"))
+	waitClosed(t, children.gate.waiting, "the owned source's WaitForSync")
+	assert.Zero(t, r.total(), "no reconcile before every watched source synced")
 
-	src.sync()
+	children.gate.sync()
 	require.Eventually(t, func() bool { return r.total() == 1 }, waitFor, tick)
 }
 
@@ -255,8 +251,9 @@ func TestWorkersWaitForCacheSyncThenLeadership(t *testing.T) {
 	t.Parallel()
 	e := newEnv()
 	e.sync, e.leader = newCacheSync(false), newLeader(false)
-	e.deps.CacheSync, e.deps.LeaderElector = e.sync, e.leader
+	e.deps.LeaderElector = e.leader
 	src := newSource("Thing")
+	src.gate = e.sync
 	var early atomic.Int32
 	r := newRecorder(func(context.Context, ports.Request, int) (ports.Result, error) {
 		if !e.sync.HasSynced() || !e.leader.isElected() {
@@ -479,23 +476,24 @@ func TestLifecycle(t *testing.T) {
 				assert.NoError(t, receive(t, errs, "Stop"))
 			}
 		}},
-		{"stop while waiting for the caches", func(t *testing.T, e *env, src *fakeSource, c *controller.Controller) {
+		{"stop while waiting for the caches", func(t *testing.T, e *env, src *fakeSource, _ *controller.Controller) {
 			e.sync = newCacheSync(false)
-			c = rebuild(t, e, src)
+			src.gate = e.sync
+			c := rebuild(t, e, src)
 			require.NoError(t, c.Start(t.Context()))
 			src.add(object("ns", "a"))
 			waitClosed(t, e.sync.waiting, "WaitForSync")
 			require.NoError(t, c.Stop(stopCtx(t)))
 		}},
-		{"stop while waiting for leadership", func(t *testing.T, e *env, src *fakeSource, c *controller.Controller) {
+		{"stop while waiting for leadership", func(t *testing.T, e *env, src *fakeSource, _ *controller.Controller) {
 			e.leader = newLeader(false)
-			c = rebuild(t, e, src)
+			c := rebuild(t, e, src)
 			require.NoError(t, c.Start(t.Context()))
 			src.add(object("ns", "a"))
 			waitClosed(t, e.leader.asked, "Elected")
 			require.NoError(t, c.Stop(stopCtx(t)))
 		}},
-		{"a source that refuses the handler", func(t *testing.T, e *env, src *fakeSource, c *controller.Controller) {
+		{"a source that refuses the handler", func(t *testing.T, _ *env, src *fakeSource, c *controller.Controller) {
 			src.addErr = errBoom
 			err := c.Start(t.Context())
 			require.ErrorIs(t, err, errBoom)
@@ -526,6 +524,6 @@ func rebuild(t *testing.T, e *env, src *fakeSource) *controller.Controller {
 	fresh := newEnv()
 	e.reg, e.logs = fresh.reg, fresh.logs
 	e.deps.Registerer, e.deps.Logger = fresh.reg, fresh.deps.Logger
-	e.deps.CacheSync, e.deps.LeaderElector = e.sync, e.leader
+	e.deps.LeaderElector = e.leader
 	return build(t, e, "things", src, 2, controller.Options{}, newRecorder(nil))
 }

@@ -48,8 +48,8 @@
 //
 // Start registers the handlers on the sources at once, so nothing that
 // happens meanwhile is lost, and returns. In the background the controller
-// waits for ports.CacheSync (and for every source that is a ports.CacheSync
-// itself), then for ports.LeaderElector, and only then starts its workers:
+// waits for every source it watches to sync (ports.Source's WaitForSync),
+// then for ports.LeaderElector, and only then starts its workers:
 // no reconcile reads a half-filled cache, and only the leader reconciles.
 //
 // A worker takes a request, gives it a reconcile ID (a UUID), a logger with
@@ -79,8 +79,7 @@
 // server returned for every create, update and patch (ports.ObserveWrite),
 // and the controller keeps the newest per request and kind. Before the next
 // reconcile of that request it waits until the watched sources of those
-// kinds (those that are a ports.CacheFreshness, as the cache's are) have
-// applied them: usually no wait at all, since the write's own watch event is
+// kinds (matched by schema.GroupKind) have applied them: usually no wait at all, since the write's own watch event is
 // what queued the request again. A wait longer than
 // Options.ReadYourWritesTimeout fails the reconcile, which is retried with
 // back-off rather than run on stale state. Waits are counted in
@@ -106,8 +105,9 @@
 // the controller label, on the prometheus.Registerer it is given (never the
 // global one; several controllers share one registry):
 // controller_runtime_reconcile_total{controller,result} with result in
-// success, error, requeue_after and requeue (created at zero; requeue stays
-// zero, ports.Result has no plain requeue),
+// success, error, requeue_after and requeue (created at zero; requeue counts
+// the reconciles that conflicted, as controller-runtime counts a requeue
+// asked for without an error),
 // controller_runtime_reconcile_errors_total,
 // controller_runtime_terminal_reconcile_errors_total,
 // controller_runtime_reconcile_panics_total,

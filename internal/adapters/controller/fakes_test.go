@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
@@ -25,8 +26,10 @@ import (
 // fakeSource delivers the events a test fires, synchronously, to every
 // registered handler.
 type fakeSource struct {
-	kind   string
+	kind   schema.GroupKind
 	addErr error
+	// gate is what WaitForSync waits for: synced unless a test says not.
+	gate *fakeCacheSync
 
 	mu       sync.Mutex
 	handlers []ports.EventHandler
@@ -34,9 +37,15 @@ type fakeSource struct {
 
 var _ ports.Source = (*fakeSource)(nil)
 
-func newSource(kind string) *fakeSource { return &fakeSource{kind: kind} }
+func newSource(kind string) *fakeSource {
+	return &fakeSource{kind: schema.GroupKind{Kind: kind}, gate: newCacheSync(true)}
+}
 
-func (s *fakeSource) Kind() string { return s.kind }
+func (s *fakeSource) GroupKind() schema.GroupKind { return s.kind }
+
+func (s *fakeSource) WaitForSync(ctx context.Context) error { return s.gate.WaitForSync(ctx) }
+
+func (s *fakeSource) HasApplied(string) bool { return true }
 
 func (s *fakeSource) AddEventHandler(h ports.EventHandler) error {
 	if s.addErr != nil {
@@ -66,21 +75,13 @@ func (s *fakeSource) update(oldObj, newObj metav1.Object) {
 	}
 }
 
-func (s *fakeSource) delete(obj metav1.Object) {
-	for _, h := range s.registered() {
-		h.OnDelete(obj)
-	}
-}
-
-// fakeCacheSync syncs when the test says so.
+// fakeCacheSync is a source's sync gate: it syncs when the test says so.
 type fakeCacheSync struct {
 	synced  chan struct{}
 	once    sync.Once
 	waiting chan struct{} // closed once WaitForSync was called
 	wOnce   sync.Once
 }
-
-var _ ports.CacheSync = (*fakeCacheSync)(nil)
 
 func newCacheSync(synced bool) *fakeCacheSync {
 	s := &fakeCacheSync{synced: make(chan struct{}), waiting: make(chan struct{})}
@@ -165,7 +166,6 @@ func newEnv() *env {
 	e.deps = controller.Deps{
 		Logger:        zap.New(core),
 		Registerer:    e.reg,
-		CacheSync:     e.sync,
 		LeaderElector: e.leader,
 	}
 	return e

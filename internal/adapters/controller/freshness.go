@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -23,23 +25,21 @@ import (
 // resourceVersion.
 type writeSet struct {
 	mu     sync.Mutex
-	byKind map[string]string
+	byKind map[schema.GroupKind]string
 }
 
-var _ ports.WriteObserver = (*writeSet)(nil)
-
-// ObserveWrite implements ports.WriteObserver. A reconcile may write from
-// several goroutines.
-func (w *writeSet) ObserveWrite(kind, resourceVersion string) {
+// observe is the reconcile's ports.WriteObserver. A reconcile may write
+// from several goroutines.
+func (w *writeSet) observe(kind schema.GroupKind, resourceVersion string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.byKind == nil {
-		w.byKind = map[string]string{}
+		w.byKind = map[schema.GroupKind]string{}
 	}
 	w.byKind[kind] = newerVersion(w.byKind[kind], resourceVersion)
 }
 
-func (w *writeSet) snapshot() map[string]string {
+func (w *writeSet) snapshot() map[schema.GroupKind]string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.byKind
@@ -63,21 +63,21 @@ func newerVersion(a, b string) string {
 type ledger struct {
 	// applied reports whether the cache of kind has applied rv; false
 	// only when it knows it has not.
-	applied func(kind, rv string) bool
+	applied func(kind schema.GroupKind, rv string) bool
 
 	mu      sync.Mutex
-	pending map[ports.Request]map[string]string
+	pending map[ports.Request]map[schema.GroupKind]string
 	sweepAt int
 }
 
 const minSweep = 256
 
-func newLedger(applied func(kind, rv string) bool) *ledger {
-	return &ledger{applied: applied, pending: map[ports.Request]map[string]string{}, sweepAt: minSweep}
+func newLedger(applied func(kind schema.GroupKind, rv string) bool) *ledger {
+	return &ledger{applied: applied, pending: map[ports.Request]map[schema.GroupKind]string{}, sweepAt: minSweep}
 }
 
 // record merges the writes of a reconcile of req.
-func (l *ledger) record(req ports.Request, writes map[string]string) {
+func (l *ledger) record(req ports.Request, writes map[schema.GroupKind]string) {
 	if len(writes) == 0 {
 		return
 	}
@@ -85,7 +85,7 @@ func (l *ledger) record(req ports.Request, writes map[string]string) {
 	defer l.mu.Unlock()
 	cur := l.pending[req]
 	if cur == nil {
-		cur = make(map[string]string, len(writes))
+		cur = make(map[schema.GroupKind]string, len(writes))
 		l.pending[req] = cur
 	}
 	for kind, rv := range writes {
@@ -107,7 +107,7 @@ func (l *ledger) sweepLocked() {
 	l.sweepAt = max(2*len(l.pending), minSweep)
 }
 
-func (l *ledger) allApplied(writes map[string]string) bool {
+func (l *ledger) allApplied(writes map[schema.GroupKind]string) bool {
 	for kind, rv := range writes {
 		if !l.applied(kind, rv) {
 			return false
@@ -116,7 +116,7 @@ func (l *ledger) allApplied(writes map[string]string) bool {
 	return true
 }
 
-func (l *ledger) get(req ports.Request) map[string]string {
+func (l *ledger) get(req ports.Request) map[schema.GroupKind]string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.pending[req]
@@ -165,26 +165,24 @@ func (l *ledger) await(ctx context.Context, req ports.Request, timeout time.Dura
 	}
 }
 
-func describe(writes map[string]string, applied func(kind, rv string) bool) string {
+func describe(writes map[schema.GroupKind]string, applied func(kind schema.GroupKind, rv string) bool) string {
 	for kind, rv := range writes {
 		if !applied(kind, rv) {
-			return fmt.Sprintf("%s at resourceVersion %s", kind, rv)
+			return fmt.Sprintf("%s at resourceVersion %s", kind.String(), rv)
 		}
 	}
 	return "none"
 }
 
-// freshnessOf maps kinds to the watched sources that can tell how fresh
-// their cache is. A kind written but not watched, or watched through a
-// source that cannot tell, never blocks.
-func freshnessOf(watches []Watch) func(kind, rv string) bool {
-	byKind := map[string][]ports.CacheFreshness{}
+// freshnessOf maps kinds to the watched sources, which tell how fresh
+// their caches are. A kind written but not watched never blocks.
+func freshnessOf(watches []Watch) func(kind schema.GroupKind, rv string) bool {
+	byKind := map[schema.GroupKind][]ports.Source{}
 	for _, w := range watches {
-		if f, ok := w.Source.(ports.CacheFreshness); ok {
-			byKind[w.Source.Kind()] = append(byKind[w.Source.Kind()], f)
-		}
+		gk := w.Source.GroupKind()
+		byKind[gk] = append(byKind[gk], w.Source)
 	}
-	return func(kind, rv string) bool {
+	return func(kind schema.GroupKind, rv string) bool {
 		for _, f := range byKind[kind] {
 			if !f.HasApplied(rv) {
 				return false

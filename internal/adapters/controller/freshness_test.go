@@ -27,13 +27,13 @@ type laggingChildren struct {
 	cacheRV uint64
 }
 
-var (
-	_ ports.Source         = (*laggingChildren)(nil)
-	_ ports.CacheFreshness = (*laggingChildren)(nil)
-)
+var _ ports.Source = (*laggingChildren)(nil)
 
-func (c *laggingChildren) Kind() string                             { return "Child" }
+var childKind = schema.GroupKind{Group: "example.io", Kind: "Child"}
+
+func (c *laggingChildren) GroupKind() schema.GroupKind              { return childKind }
 func (c *laggingChildren) AddEventHandler(ports.EventHandler) error { return nil }
+func (c *laggingChildren) WaitForSync(context.Context) error        { return nil }
 
 func (c *laggingChildren) HasApplied(rv string) bool {
 	want, err := strconv.ParseUint(rv, 10, 64)
@@ -52,7 +52,7 @@ func (c *laggingChildren) create(ctx context.Context, parent string) {
 	c.server = append(c.server, fmt.Sprintf("%s-%d", parent, len(c.server)))
 	rv := strconv.FormatUint(c.version, 10)
 	c.mu.Unlock()
-	ports.ObserveWrite(ctx, "Child", rv)
+	ports.ObserveWrite(ctx, childKind, rv)
 }
 
 // listCached is the cache read.
@@ -159,7 +159,7 @@ func TestReadYourOwnWritesTimesOutIntoARetry(t *testing.T) {
 	}, waitFor, tick, "the wait timed out into an error")
 	assert.Equal(t, 1, r.count(req("ns", "p")), "the reconciler did not run on the stale cache")
 	require.NotEmpty(t, e.logs.FilterMessage("reconcile failed").FilterFieldKey("error").All())
-	assert.Contains(t, e.logs.FilterMessage("reconcile failed").All()[0].ContextMap()["error"], "Child at resourceVersion 1")
+	assert.Contains(t, e.logs.FilterMessage("reconcile failed").All()[0].ContextMap()["error"], "Child.example.io at resourceVersion 1")
 
 	children.catchUp()
 	require.Equal(t, 2, receive(t, calls, "retry after the cache caught up"))

@@ -11,8 +11,9 @@ import (
 
 // Result label values of controller_runtime_reconcile_total, as
 // controller-runtime spells them. "requeue" is controller-runtime's
-// Result.Requeue, which ports.Result does not have; the series exists (at
-// 0) so dashboards that sum over results keep working.
+// Result.Requeue, which ports.Result does not have: it counts the
+// reconciles that failed with ports.ErrConflict and are retried without
+// counting an error.
 const (
 	resultSuccess      = "success"
 	resultError        = "error"

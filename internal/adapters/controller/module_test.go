@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -18,13 +19,13 @@ func moduleOptions(e *env, src *fakeSource, r ports.Reconciler, checks *[]ports.
 		fx.Supply(
 			e.deps.Logger,
 			fx.Annotate(e.reg, fx.As(new(prometheus.Registerer))),
-			fx.Annotate(e.sync, fx.As(new(ports.CacheSync))),
 			fx.Annotate(e.leader, fx.As(new(ports.LeaderElector))),
 		),
 		controller.Module,
-		controller.Provide(func(d controller.Deps) (*controller.Controller, error) {
+		lifecycle.Module,
+		fx.Provide(fx.Annotate(func(d controller.Deps) (*controller.Controller, error) {
 			return controller.NewBuilder("things", d).For(src).Complete(r)
-		}),
+		}, fx.ResultTags(controller.GroupControllers))),
 		fx.Invoke(fx.Annotate(func(hs []ports.HealthCheck) { *checks = hs }, fx.ParamTags(`group:"healthz"`))),
 		fx.NopLogger,
 	)
@@ -49,18 +50,4 @@ func TestModuleRunsProvidedControllers(t *testing.T) {
 	require.Eventually(t, func() bool { return r.count(req("ns", "a")) == 1 }, waitFor, tick)
 	assert.NoError(t, checks[0].Check(t.Context()))
 	app.RequireStop()
-}
-
-func TestHookTiesAControllerToTheLifecycle(t *testing.T) {
-	t.Parallel()
-	e := newEnv()
-	src := newSource("Thing")
-	r := newRecorder(nil)
-	c := build(t, e, "things", src, 1, controller.Options{}, r)
-	app := fxtest.New(t, fx.Supply(c), fx.Invoke(controller.Hook), fx.NopLogger)
-	app.RequireStart()
-	src.add(object("ns", "a"))
-	require.Eventually(t, func() bool { return r.count(req("ns", "a")) == 1 }, waitFor, tick)
-	app.RequireStop()
-	assert.ErrorContains(t, c.Start(t.Context()), "already stopped", "the stop hook ran")
 }

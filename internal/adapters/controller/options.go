@@ -83,14 +83,12 @@ func (o Options) validate() error {
 }
 
 // Deps is what every controller of a process shares: where it logs and
-// exposes metrics, and the two gates its workers wait for.
+// exposes metrics, and the leadership its workers wait for.
 type Deps struct {
 	Logger     *zap.Logger
 	Registerer prometheus.Registerer
-	// CacheSync gates the workers: they start once the caches have synced,
-	// so a reconcile never reads a half-filled cache.
-	CacheSync ports.CacheSync
-	// LeaderElector gates the workers after CacheSync: only the leader
+	// LeaderElector gates the workers once the watched sources have
+	// synced (so a reconcile never reads a half-filled cache): only the leader
 	// reconciles. Without leader election, pass one that is elected at once.
 	LeaderElector ports.LeaderElector
 	Options       Options
@@ -103,9 +101,6 @@ func (d Deps) validate() error {
 	}
 	if d.Registerer == nil {
 		errs = append(errs, errors.New("metrics registerer is nil"))
-	}
-	if d.CacheSync == nil {
-		errs = append(errs, errors.New("cache sync is nil"))
 	}
 	if d.LeaderElector == nil {
 		errs = append(errs, errors.New("leader elector is nil"))

@@ -19,8 +19,8 @@
 // for a cluster-scoped one), eventTime now, reportingController
 // "hexagonal-operator" and reportingInstance "hexagonal-operator-<hostname>"
 // (the Pod's name in a cluster). Recording is best effort, as the port
-// promises: a reconcile never waits for an Event, never fails because of
-// one, and Eventf never blocks.
+// promises: a reconcile never waits for the API server and never fails
+// because of an Event.
 //
 // # Series
 //
@@ -48,10 +48,13 @@
 //
 // # Writes
 //
-// Eventf queues a write (never waiting: when the queue of 1000 is full, as
-// client-go's broadcaster does, the Event is dropped with a debug line and
-// counted in operator_events_dropped_total{cause}, as are Events the API
-// server rejects or that keep failing).
+// Eventf queues a write. When the queue of 1000 is full it waits for room
+// while the writers make progress (a write finished within the last 2 s),
+// up to 10 s: a backlog of reconciles goes at the writers' pace instead of
+// losing its Events, as client-go's broadcaster would. When the writers are
+// stuck on the API server, or after 10 s, the Event is dropped with a debug
+// line and counted in operator_events_dropped_total{cause}, as are Events
+// the API server rejects or that keep failing.
 // [Options.MaxConcurrentWrites] (4) writers drain the queue, so Events
 // reach the API server a few at a time (make bench: rs-backlog and
 // rs-burst converge 13 % sooner than with one write per goroutine). An

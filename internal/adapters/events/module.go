@@ -1,7 +1,6 @@
 package events
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -23,17 +23,16 @@ import (
 //	fx.Supply(fx.Annotate(chaosv1.AddToScheme, fx.ResultTags(`group:"event-schemes"`)))
 //
 // With a prometheus.Registerer in the graph it exports
-// operator_events_dropped_total{cause} there. Recording starts in OnStart
-// and stops in OnStop.
+// operator_events_dropped_total{cause} there. Recording runs in the phase
+// lifecycle.Events.
 var Module = fx.Module("events",
 	fx.Provide(
 		fx.Annotate(newRecorder,
-			fx.OnStart(func(ctx context.Context, r *Recorder) error { return r.Start(ctx) }),
-			fx.OnStop(func(ctx context.Context, r *Recorder) error { return r.Stop(ctx) }),
 			fx.As(fx.Self()),
 			fx.As(new(ports.EventRecorder)),
 		),
 	),
+	lifecycle.Register[*Recorder]("events", lifecycle.Events),
 )
 
 type recorderParams struct {

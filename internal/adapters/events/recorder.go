@@ -40,7 +40,9 @@ type Options struct {
 	// DefaultMaxConcurrentWrites. A backlog of reconciles records as many
 	// Events as it writes labels, and writing them all at once would take
 	// the API server from the writes that converge the cluster. Events
-	// wait in a queue of 1000; when it is full, new ones are dropped.
+	// wait in a queue of 1000; when it is full, the caller waits for room
+	// while the writers make progress (up to 10 s), else the Event is
+	// dropped and counted.
 	MaxConcurrentWrites int
 }
 
@@ -51,6 +53,17 @@ const DefaultMaxConcurrentWrites = 4
 const (
 	// maxQueuedEvents is client-go's broadcaster's queue length.
 	maxQueuedEvents = 1000
+	// queueWait is how long Eventf waits for room in a full queue. It
+	// makes a backlog that records faster than the writers keep up go at
+	// their pace instead of losing Events, and bounds how long a
+	// reconcile can be held by an API server that takes no Events.
+	queueWait = 10 * time.Second
+	// stallAfter is how long the writers may go without finishing a write
+	// before a full queue stops holding callers: they are then stuck on
+	// the API server, and waiting for them would only slow reconciles.
+	stallAfter = 2 * time.Second
+	// stallCheck is how often a waiting caller looks at the writers.
+	stallCheck = 100 * time.Millisecond
 	// sweepEvery is how often finished series are written and evicted: an
 	// entry outlives its series by at most this much.
 	sweepEvery = 30 * time.Second
@@ -71,6 +84,7 @@ type Recorder struct {
 	// Tests turn these before Start.
 	clock      clock.WithTicker
 	queueSize  int
+	queueWait  time.Duration
 	sweepEvery time.Duration
 	retryAfter time.Duration
 
@@ -118,6 +132,7 @@ func New(client kubeclient.Interface, opts Options, log *zap.Logger) (*Recorder,
 		maxWrites:  maxWrites,
 		clock:      clock.RealClock{},
 		queueSize:  maxQueuedEvents,
+		queueWait:  queueWait,
 		sweepEvery: sweepEvery,
 		retryAfter: firstRetryAfter,
 	}, nil
@@ -156,9 +171,11 @@ func (r *Recorder) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Eventf implements ports.EventRecorder. It never blocks on the API server:
-// the Event is queued and written in the background, or dropped (with a
-// debug line) when the recorder is not running or its queue is full. An
+// Eventf implements ports.EventRecorder. It does not wait for the API
+// server: the Event is queued and written in the background. When the
+// queue is full it waits for room while the writers make progress (up to
+// 10 s) and otherwise drops the Event (counted, with a debug line), as it
+// drops one when the recorder is not running. An
 // empty action takes the reason's value, since the API server rejects an
 // Event without one.
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, note string, args ...any) {

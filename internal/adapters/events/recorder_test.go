@@ -30,6 +30,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/events"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -382,6 +383,7 @@ func TestModule(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	app := fxtest.New(t,
 		events.Module,
+		lifecycle.Module,
 		fx.Supply(fx.Annotate(kubeclienttest.Wrap(cs), fx.As(new(kubeclient.Interface))), zap.NewNop()),
 		fx.Supply(fx.Annotate(reg, fx.As(new(prometheus.Registerer)))),
 		fx.Provide(fx.Annotate(func() func(*runtime.Scheme) error { return addThing }, fx.ResultTags(`group:"event-schemes"`))),

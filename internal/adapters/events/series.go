@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -64,6 +65,10 @@ type run struct {
 	stopSweep chan struct{}
 	swept     chan struct{} // closed when the sweeper has returned
 
+	// lastWrite is when a write last finished (or the run started), in
+	// Unix nanoseconds: whether the writers are making progress.
+	lastWrite atomic.Int64
+
 	mu       sync.Mutex // guards what follows and every entry
 	cache    map[seriesKey]*entry
 	lastNano int64
@@ -83,6 +88,7 @@ func startRun(r *Recorder, instance string) *run {
 		swept:     make(chan struct{}),
 		cache:     make(map[seriesKey]*entry),
 	}
+	rn.lastWrite.Store(time.Now().UnixNano())
 	rn.workers.Add(r.maxWrites)
 	for range r.maxWrites {
 		go rn.work()
@@ -96,50 +102,112 @@ func startRun(r *Recorder, instance string) *run {
 // repeats only count, and are written when the series finishes, every
 // refreshEvery, or on Stop — as client-go does, so a hot loop costs the
 // API server two writes, not one per repeat.
+//
+// When the queue is full, observe waits for room outside the lock, for as
+// long as the writers make progress (up to queueWait): a backlog of
+// reconciles that records Events faster than they can be written is slowed
+// to the writers' pace rather than losing its Events, while an API server
+// that takes no Events (no write finished for stallAfter) costs a caller
+// nothing: its Event is dropped at once.
 func (rn *run) observe(k seriesKey) {
 	now := rn.r.clock.Now()
 	rn.mu.Lock()
-	defer rn.mu.Unlock()
 	e := rn.cache[k]
 	if e != nil && now.Sub(e.lastSeen) >= seriesWindow {
 		// Finished, and the sweeper has not been by yet.
 		rn.finish(e)
 		e = nil
 	}
-	if e == nil {
+	var full *entry
+	switch {
+	case e == nil:
 		e = &entry{key: k, name: rn.eventName(k.regarding.Name, now), firstSeen: now, lastSeen: now, count: 1, want: 1}
 		rn.cache[k] = e
-		rn.enqueue(e)
+		if !rn.enqueue(e) {
+			full = e
+		}
+	default:
+		e.count++
+		e.lastSeen = now
+		if e.count == 2 {
+			e.want = 2
+			if !rn.enqueue(e) {
+				full = e
+			}
+		}
+	}
+	if full == nil {
+		rn.mu.Unlock()
 		return
 	}
-	e.count++
-	e.lastSeen = now
-	if e.count == 2 {
-		e.want = 2
-		rn.enqueue(e)
+	// Reserve the entry, so nobody else queues it meanwhile.
+	full.pending = true
+	rn.mu.Unlock()
+	rn.wait(full)
+}
+
+// wait sends e to the writers once the queue has room, or gives up when
+// the writers stall, after queueWait, or when Stop ends the writes, and
+// counts the drop.
+func (rn *run) wait(e *entry) {
+	deadline := time.NewTimer(rn.r.queueWait)
+	defer deadline.Stop()
+	check := time.NewTicker(stallCheck)
+	defer check.Stop()
+wait:
+	for !rn.stalled() {
+		select {
+		case rn.queue <- e:
+			return
+		case <-check.C:
+		case <-deadline.C:
+			break wait
+		case <-rn.ctx.Done():
+			break wait
+		}
 	}
+	rn.mu.Lock()
+	e.pending = false
+	rn.mu.Unlock()
+	rn.r.dropped.add(DropQueueFull)
+	rn.r.log.Debug("event dropped, queue full", zap.String("reason", e.key.reason), zap.String("name", e.key.regarding.Name))
 }
 
 // finish asks for the final count of a series. Called with mu held.
 func (rn *run) finish(e *entry) {
 	if e.dirty() {
 		e.want = e.count
-		rn.enqueue(e)
+		rn.enqueueOrDrop(e)
 	}
+}
+
+// stalled reports whether no write has finished for stallAfter.
+func (rn *run) stalled() bool {
+	return time.Since(time.Unix(0, rn.lastWrite.Load())) > stallAfter
 }
 
 // enqueue hands e to the writers unless it is already with them: the
 // writer then writes the latest count before letting go of it. It never
-// blocks; a full queue drops the write, as client-go's broadcaster does.
-// Called with mu held.
-func (rn *run) enqueue(e *entry) {
+// blocks: it reports false when the queue is full, and the caller decides
+// whether to wait. Called with mu held.
+func (rn *run) enqueue(e *entry) bool {
 	if e.pending || e.failed {
-		return
+		return true
 	}
 	select {
 	case rn.queue <- e:
 		e.pending = true
+		return true
 	default:
+		return false
+	}
+}
+
+// enqueueOrDrop is enqueue for the sweeper, which must not wait: a full
+// queue drops the write, as client-go's broadcaster does, and the final
+// count goes out with a later sweep or on Stop. Called with mu held.
+func (rn *run) enqueueOrDrop(e *entry) {
+	if !rn.enqueue(e) {
 		rn.r.dropped.add(DropQueueFull)
 		rn.r.log.Debug("event dropped, queue full", zap.String("reason", e.key.reason), zap.String("name", e.key.regarding.Name))
 	}

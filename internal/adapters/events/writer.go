@@ -55,6 +55,7 @@ func (rn *run) drain(e *entry) {
 		rn.mu.Unlock()
 
 		res := rn.write(ev, exists)
+		rn.lastWrite.Store(time.Now().UnixNano())
 
 		rn.mu.Lock()
 		if res == rejected {

@@ -147,28 +147,48 @@ func TestDefaultConcurrency(t *testing.T) {
 	assert.Equal(t, int32(DefaultMaxConcurrentWrites), api.most.Load())
 }
 
-// A full queue drops new Events, with a debug line each, rather than
-// blocking Eventf.
-func TestFullQueueDropsEvents(t *testing.T) {
+// A queue that stays full drops new Events, with a debug line each, once
+// Eventf has waited its bound for room.
+func TestFullQueueDropsEventsAfterWaiting(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
 	api := &slowAPI{Interface: kubeclienttest.Wrap(cs), gate: make(chan struct{}), entered: make(chan struct{}, 100)}
 	core, logs := observer.New(zapcore.DebugLevel)
 	r := newTestRecorder(t, api, Options{MaxConcurrentWrites: 1}, zap.New(core))
 	r.queueSize = 5
+	r.queueWait = 5 * time.Millisecond
 	require.NoError(t, r.Start(context.Background()))
 
 	r.Eventf(testPod("first"), ports.EventTypeNormal, "Flood", "Act", "in flight")
 	<-api.entered // the one writer is busy with it
+	start := time.Now()
 	for i := range 20 {
 		r.Eventf(testPod(fmt.Sprint("p", i)), ports.EventTypeNormal, "Flood", "Act", "event %d", i)
 	}
+	assert.GreaterOrEqual(t, time.Since(start), 15*r.queueWait, "each dropped Event waited for room first")
 	assert.Equal(t, 15, logs.FilterMessage("event dropped, queue full").Len())
 	assert.EqualValues(t, 15, r.Dropped(DropQueueFull), "counted in operator_events_dropped_total")
 	close(api.gate)
 	stop(t, r)
 
 	assert.Len(t, events(t, cs), 6, "the one in flight and the five queued")
+}
+
+// A burst larger than the queue, written slower than it is recorded, loses
+// nothing: Eventf waits for room, so the burst goes at the writers' pace.
+func TestBurstLargerThanTheQueueIsWrittenWhole(t *testing.T) {
+	t.Parallel()
+	cs := fake.NewClientset()
+	api := &slowAPI{Interface: kubeclienttest.Wrap(cs), delay: 2 * time.Millisecond}
+	r := newTestRecorder(t, api, Options{MaxConcurrentWrites: 2}, nil)
+	r.queueSize = 5
+	require.NoError(t, r.Start(context.Background()))
+	for i := range 60 {
+		r.Eventf(testPod(fmt.Sprint("p", i)), ports.EventTypeNormal, "Burst", "Act", "event %d", i)
+	}
+	stop(t, r)
+	assert.Zero(t, r.Dropped(DropQueueFull))
+	assert.Len(t, events(t, cs), 60)
 }
 
 func TestWriteRetries(t *testing.T) {

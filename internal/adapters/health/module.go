@@ -4,6 +4,7 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -11,8 +12,8 @@ import (
 //
 // It consumes an [Options], a *zap.Logger and the ports.HealthCheck values
 // of the groups "healthz" (liveness) and "readyz" (readiness); it adds
-// [Ping] to "healthz". It provides *Server, listening in OnStart (a taken
-// port fails the start) and shutting down in OnStop. Any module adds a check
+// [Ping] to "healthz". It provides *Server, run in the phase
+// lifecycle.Probes (a taken port fails the start). Any module adds a check
 // with
 //
 //	fx.Annotate(newCheck, fx.ResultTags(`group:"readyz"`))
@@ -21,23 +22,17 @@ var Module = fx.Module("health",
 		fx.Annotate(func() ports.HealthCheck { return Ping }, fx.ResultTags(`group:"healthz"`)),
 		newServer,
 	),
-	fx.Invoke(func(*Server) {}),
+	lifecycle.Register[*Server]("health", lifecycle.Probes),
 )
 
 type serverParams struct {
 	fx.In
-	Lifecycle fx.Lifecycle
-	Options   Options
-	Logger    *zap.Logger
-	Healthz   []ports.HealthCheck `group:"healthz"`
-	Readyz    []ports.HealthCheck `group:"readyz"`
+	Options Options
+	Logger  *zap.Logger
+	Healthz []ports.HealthCheck `group:"healthz"`
+	Readyz  []ports.HealthCheck `group:"readyz"`
 }
 
 func newServer(p serverParams) (*Server, error) {
-	s, err := New(p.Options, p.Healthz, p.Readyz, p.Logger.Named("health"))
-	if err != nil {
-		return nil, err
-	}
-	p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
-	return s, nil
+	return New(p.Options, p.Healthz, p.Readyz, p.Logger.Named("health"))
 }

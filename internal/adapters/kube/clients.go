@@ -17,7 +17,7 @@ import (
 // so the operator puts the same load on an API server as a kubebuilder one.
 const (
 	DefaultQPS   float32 = 20
-	DefaultBurst         = 30
+	DefaultBurst int     = 30
 )
 
 // contentTypeProtobuf is cheaper to encode and decode than JSON; the API

@@ -7,19 +7,21 @@
 // *rest.Config: the typed client of package kubeclient (protobuf on the
 // wire, since every type it talks to is built in; not client-go's
 // clientset, which would link every API group), a metadata-only client
-// (for Pods, whose specs the operator never reads) and a dynamic client
-// (for the ChaosPod CRD). They share one HTTP transport and one client-side
+// (for metadata patches, and for Pods, whose specs the operator never
+// reads) and a dynamic client (for CRDs). They share one HTTP transport and one client-side
 // rate limiter, so [Options.QPS] and [Options.Burst] bound the whole
 // process, not each client. Building them does no I/O: a bad kubeconfig
 // fails here, an unreachable server fails on the first request.
 //
 // # Writers
 //
-// Each writer port has one file and one type here, for example
-// [ReplicaSetWriter] for ports.ReplicaSetLabeler. Writers patch rather than
-// update wherever the port promises that concurrent writes by others
-// survive, and identify themselves with the field manager [FieldManager] so
-// `kubectl get -o yaml --show-managed-fields` tells who wrote what.
+// One generic [Writer] implements ports.Writer[T] for every kind: built-in
+// kinds through the typed client, others (a CRD) through the dynamic client,
+// and metadata patches through the metadata client for all. It identifies
+// itself with the field manager [FieldManager], so
+// `kubectl get -o yaml --show-managed-fields` tells who wrote what, and
+// reports every write's resourceVersion to ports.ObserveWrite so the next
+// reconcile reads its own writes.
 //
 // # Errors
 //

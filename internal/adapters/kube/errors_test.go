@@ -52,7 +52,7 @@ func TestTranslateError(t *testing.T) {
 			var status apierrors.APIStatus
 			assert.False(t, errors.As(got, &status), "no API error crosses the port")
 			for _, pe := range portErrors {
-				assert.Equal(t, pe == tt.want, errors.Is(got, pe), "errors.Is(%v)", pe)
+				assert.Equal(t, errors.Is(tt.want, pe), errors.Is(got, pe), "errors.Is(%v)", pe)
 			}
 		})
 	}

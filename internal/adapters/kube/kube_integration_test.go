@@ -31,14 +31,14 @@ func TestOnAPIServer(t *testing.T) {
 	require.NoError(t, cp.EnsureNamespace(t.Context(), ns))
 	clients, err := kube.NewClients(cp.Config, kube.Options{UserAgent: "kube-adapter-test/1"})
 	require.NoError(t, err)
-	writer, err := kube.NewReplicaSetWriter(clients.Kubernetes)
+	writer, err := kube.NewWriter[*appsv1.ReplicaSet](clients, replicaSets)
 	require.NoError(t, err)
 	rsKey := types.NamespacedName{Namespace: ns, Name: "web"}
 	_, err = clients.Kubernetes.AppsV1().ReplicaSets(ns).Create(t.Context(), replicaSet(rsKey), metav1.CreateOptions{FieldManager: "someone-else"})
 	require.NoError(t, err, "the typed clientset speaks protobuf to the server")
 
 	t.Run("labels are patched under the operator's field manager", func(t *testing.T) {
-		require.NoError(t, writer.SetReplicaSetLabels(t.Context(), rsKey, map[string]string{"hello": "world"}))
+		require.NoError(t, writer.PatchMetadata(t.Context(), rsKey, ports.MetadataPatch{Labels: map[string]string{"hello": "world"}}))
 
 		got, err := cp.Clientset().AppsV1().ReplicaSets(ns).Get(t.Context(), rsKey.Name, metav1.GetOptions{})
 		require.NoError(t, err)
@@ -47,8 +47,8 @@ func TestOnAPIServer(t *testing.T) {
 		for _, mf := range got.ManagedFields {
 			managers = append(managers, mf.Manager)
 			if mf.Manager == kube.FieldManager {
-				assert.Contains(t, string(mf.FieldsV1.Raw), `"f:hello"`, "the operator owns the label it wrote")
-				assert.NotContains(t, string(mf.FieldsV1.Raw), `"f:app"`, "and nothing else")
+				assert.Contains(t, mf.FieldsV1.GetRawString(), `"f:hello"`, "the operator owns the label it wrote")
+				assert.NotContains(t, mf.FieldsV1.GetRawString(), `"f:app"`, "and nothing else")
 			}
 		}
 		assert.Contains(t, managers, kube.FieldManager)
@@ -56,14 +56,14 @@ func TestOnAPIServer(t *testing.T) {
 
 	t.Run("writes report the resourceVersion the server returned", func(t *testing.T) {
 		obs := &observedWrites{}
-		ctx := ports.WithWriteObserver(t.Context(), obs)
-		require.NoError(t, writer.SetReplicaSetLabels(ctx, rsKey, map[string]string{"observed": "yes"}))
+		ctx := ports.WithWriteObserver(t.Context(), obs.observe)
+		require.NoError(t, writer.PatchMetadata(ctx, rsKey, ports.MetadataPatch{Labels: map[string]string{"observed": "yes"}}))
 		got, err := cp.Clientset().AppsV1().ReplicaSets(ns).Get(t.Context(), rsKey.Name, metav1.GetOptions{})
 		require.NoError(t, err)
 
-		pods, err := kube.NewPodWriter(clients.Kubernetes)
+		pods, err := kube.NewWriter[*corev1.Pod](clients, corev1.SchemeGroupVersion.WithResource("pods"))
 		require.NoError(t, err)
-		pod, err := pods.CreatePod(ctx, &corev1.Pod{
+		pod, err := pods.Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "observed"},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 		})
@@ -72,10 +72,10 @@ func TestOnAPIServer(t *testing.T) {
 		_, err = clients.Kubernetes.CoreV1().ConfigMaps(ns).Create(t.Context(),
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "observed"}}, metav1.CreateOptions{})
 		require.NoError(t, err)
-		patcher, err := kube.NewMetadataPatcher(clients.Metadata, corev1.SchemeGroupVersion.WithResource("configmaps"))
+		configMaps, err := kube.NewWriter[*corev1.ConfigMap](clients, corev1.SchemeGroupVersion.WithResource("configmaps"))
 		require.NoError(t, err)
-		require.NoError(t, patcher.ReportingKind("ConfigMap").SetAnnotations(ctx,
-			types.NamespacedName{Namespace: ns, Name: "observed"}, map[string]string{"observed": "yes"}))
+		require.NoError(t, configMaps.PatchMetadata(ctx,
+			types.NamespacedName{Namespace: ns, Name: "observed"}, ports.MetadataPatch{Annotations: map[string]string{"observed": "yes"}}))
 		cm, err := clients.Kubernetes.CoreV1().ConfigMaps(ns).Get(t.Context(), "observed", metav1.GetOptions{})
 		require.NoError(t, err)
 
@@ -103,11 +103,11 @@ func TestOnAPIServer(t *testing.T) {
 	t.Run("errors arrive as port errors", func(t *testing.T) {
 		nobody, err := kube.NewClients(cp.ImpersonatedConfig("nobody"), kube.Options{})
 		require.NoError(t, err)
-		forbidden, err := kube.NewReplicaSetWriter(nobody.Kubernetes)
+		forbidden, err := kube.NewWriter[*appsv1.ReplicaSet](nobody, replicaSets)
 		require.NoError(t, err)
 		tests := []struct {
 			name   string
-			writer *kube.ReplicaSetWriter
+			writer *kube.Writer[*appsv1.ReplicaSet]
 			key    types.NamespacedName
 			labels map[string]string
 			want   error
@@ -118,7 +118,7 @@ func TestOnAPIServer(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				err := tt.writer.SetReplicaSetLabels(t.Context(), tt.key, tt.labels)
+				err := tt.writer.PatchMetadata(t.Context(), tt.key, ports.MetadataPatch{Labels: tt.labels})
 				require.ErrorIs(t, err, tt.want)
 				t.Log(err)
 			})
@@ -171,4 +171,8 @@ func auditedUserAgents(t *testing.T, path, verb, resource string) []string {
 
 type observedWrites struct{ writes []string }
 
-func (o *observedWrites) ObserveWrite(kind, rv string) { o.writes = append(o.writes, kind+"@"+rv) }
+func (o *observedWrites) observe(kind schema.GroupKind, rv string) {
+	o.writes = append(o.writes, kind.Kind+"@"+rv)
+}
+
+var replicaSets = appsv1.SchemeGroupVersion.WithResource("replicasets")

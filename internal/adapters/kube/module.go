@@ -10,36 +10,31 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
-	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
-// Module provides the clients and the writer ports. It consumes a
-// *rest.Config and an [Options] from the composition root, and provides
-// kubeclient.Interface, metadata.Interface, dynamic.Interface,
-// ports.ReplicaSetLabeler and the [APIServerProbe].
+// Module provides the clients. It consumes a *rest.Config and an [Options]
+// from the composition root, and provides *Clients, kubeclient.Interface,
+// metadata.Interface, dynamic.Interface and the [APIServerProbe]. The
+// composition root builds a [Writer] from *Clients for each kind it writes.
 //
-// The probe runs between OnStart and OnStop, with the optional
+// The probe runs in the phase lifecycle.Telemetry, with the optional
 // [ProbeOptions], and reports to the optional prometheus.Registerer and
 // *zap.Logger. Its check goes into no probe group on purpose: see
 // [APIServerCheck].
 var Module = fx.Module("kube",
 	fx.Provide(
-		fx.Private,
 		NewClients,
-	),
-	fx.Provide(
 		func(c *Clients) (kubeclient.Interface, metadata.Interface, dynamic.Interface) {
 			return c.Kubernetes, c.Metadata, c.Dynamic
 		},
-		fx.Annotate(NewReplicaSetWriter, fx.As(new(ports.ReplicaSetLabeler))),
 		newAPIServerProbe,
 	),
-	fx.Invoke(func(*APIServerProbe) {}),
+	lifecycle.Register[*APIServerProbe]("apiserver-probe", lifecycle.Telemetry),
 )
 
 type probeParams struct {
 	fx.In
-	Lifecycle  fx.Lifecycle
 	Client     kubeclient.Interface
 	Options    ProbeOptions          `optional:"true"`
 	Registerer prometheus.Registerer `optional:"true"`
@@ -59,6 +54,5 @@ func newAPIServerProbe(p probeParams) (*APIServerProbe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube module: %w", err)
 	}
-	p.Lifecycle.Append(fx.StartStopHook(probe.Start, probe.Stop))
 	return probe, nil
 }

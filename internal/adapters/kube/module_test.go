@@ -24,25 +24,26 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/health"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 func TestModule(t *testing.T) {
 	t.Parallel()
 	cfg := &rest.Config{Host: "https://127.0.0.1:1"}
-	options := fx.Options(kube.Module, fx.Supply(cfg, kube.Options{}), fx.NopLogger)
+	options := fx.Options(kube.Module, lifecycle.Module, fx.Supply(cfg, kube.Options{}), fx.NopLogger)
 	require.NoError(t, fx.ValidateApp(options))
 
 	var (
-		labeler ports.ReplicaSetLabeler
+		clients *kube.Clients
 		k       kubeclient.Interface
 		m       metadata.Interface
 		d       dynamic.Interface
 		probe   *kube.APIServerProbe
 	)
-	app := fxtest.New(t, options, fx.Populate(&labeler, &k, &m, &d, &probe))
+	app := fxtest.New(t, options, fx.Populate(&clients, &k, &m, &d, &probe))
 	app.RequireStart().RequireStop()
-	assert.IsType(t, &kube.ReplicaSetWriter{}, labeler)
+	assert.Same(t, clients.Kubernetes, k)
 	assert.NotNil(t, k)
 	assert.NotNil(t, m)
 	assert.NotNil(t, d)
@@ -63,7 +64,7 @@ func TestReadinessStaysOKWhileTheAPIServerCheckFails(t *testing.T) {
 	t.Parallel()
 	var throttled atomic.Bool
 	throttled.Store(true)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if throttled.Load() {
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -83,6 +84,7 @@ func TestReadinessStaysOKWhileTheAPIServerCheckFails(t *testing.T) {
 	)
 	app := fxtest.New(t,
 		kube.Module,
+		lifecycle.Module,
 		health.Module,
 		fx.Supply(&rest.Config{Host: srv.URL}, kube.Options{},
 			kube.ProbeOptions{Interval: 10 * time.Millisecond},

@@ -23,6 +23,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -212,6 +213,7 @@ func TestModuleShutsDownOnLoss(t *testing.T) {
 	var checks []ports.HealthCheck
 	app := fxtest.New(t,
 		leaderelection.Module,
+		lifecycle.Module,
 		fx.Supply(
 			fast(leaderelection.Options{ID: "module"}),
 			fx.Annotate(kubeclienttest.Wrap(cs), fx.As(new(kubeclient.Interface))),

@@ -1,13 +1,12 @@
 package leaderelection
 
 import (
-	"context"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -17,20 +16,19 @@ import (
 // It consumes an [Options], prometheus.Registerer, *zap.Logger,
 // fx.Shutdowner and, when enabled, kubeclient.Interface. Without
 // Options.OnLost, losing the Lease shuts the application down with exit
-// code 1. Campaigning starts in OnStart; OnStop releases the Lease. Put
-// the module after the caches (so a new leader starts with warm caches)
-// and before the controllers (so the Lease is released only after they
-// stopped).
+// code 1. Campaigning runs in the phase lifecycle.Election, after the
+// caches (so a new leader starts with warm caches) and before the
+// controllers (so the Lease is released only after they stopped); its
+// stop releases the Lease.
 var Module = fx.Module("leaderelection",
 	fx.Provide(
 		fx.Annotate(newElector,
-			fx.OnStart(func(ctx context.Context, e *Elector) error { return e.Start(ctx) }),
-			fx.OnStop(func(ctx context.Context, e *Elector) error { return e.Stop(ctx) }),
 			fx.As(fx.Self()),
 			fx.As(new(ports.LeaderElector)),
 		),
 		fx.Annotate(func(e *Elector) ports.HealthCheck { return e }, fx.ResultTags(`group:"healthz"`)),
 	),
+	lifecycle.Register[*Elector]("leader-election", lifecycle.Election),
 )
 
 type electorParams struct {

@@ -10,14 +10,15 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
+
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
-// Module provides the operator's *zap.Logger from an [Options], routes klog
-// (client-go) into it from OnStart, and in OnStop detaches klog and flushes.
-// Put it first in the application so that its stop hook runs last.
+// Module provides the operator's *zap.Logger from an [Options] and, in the
+// phase lifecycle.Logging (first to start, last to stop), routes klog
+// (client-go) into it, then detaches klog and flushes.
 var Module = fx.Module("logging",
-	fx.Provide(New),
-	fx.Invoke(hookKlog),
+	fx.Provide(New, klogPart),
 )
 
 // FxLogger sends fx's own events to the operator's logger: one line per
@@ -33,21 +34,30 @@ var FxLogger = fx.WithLogger(func(z *zap.Logger) fxevent.Logger {
 	return l
 })
 
-func hookKlog(lc fx.Lifecycle, z *zap.Logger) {
+type klogResult struct {
+	fx.Out
+	Part lifecycle.Part `group:"lifecycle"`
+}
+
+// klogPart sends klog to z for the application's life, in the phase
+// lifecycle.Logging: first to start, last to stop.
+func klogPart(z *zap.Logger) klogResult {
 	var restore func()
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
+	return klogResult{Part: lifecycle.Part{
+		Name:  "logging",
+		Phase: lifecycle.Logging,
+		Start: func(context.Context) error {
 			restore = RedirectKlog(z)
 			return nil
 		},
-		OnStop: func(context.Context) error {
+		Stop: func(context.Context) error {
 			klog.Flush()
 			if restore != nil {
 				restore()
 			}
 			return Sync(z)
 		},
-	})
+	}}
 }
 
 // Sync flushes z, ignoring the errors that syncing a terminal or a pipe

@@ -18,7 +18,10 @@
 //
 // # Helpers
 //
-// Beyond the ports, each twin has plain methods for tests to arrange state
-// and inspect results (Create, Update, Delete, Get, List), acting as "someone
-// else" who writes to the cluster.
+// One generic [Store] stands in for the cache, the client and the informer
+// of any kind (NewStore[*appsv1.ReplicaSet], NewStore[*corev1.Pod], …); its
+// Metadata view serves a kind the operator reads metadata-only. Beyond the
+// ports it has List, FailNextWrites (to test how callers handle write
+// errors) and WithClock; its own Create, Update and PatchMetadata act as
+// "someone else" writing to the cluster when a test arranges state.
 package memory

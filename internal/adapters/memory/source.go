@@ -1,12 +1,14 @@
 package memory
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -19,7 +21,7 @@ import (
 // Objects go to handlers as given; callers that keep a reference should
 // pass a copy.
 type Source struct {
-	kind string
+	kind schema.GroupKind
 
 	// deliver is held while handlers run, so that deliveries never
 	// interleave and a new handler's replay never crosses a change.
@@ -31,13 +33,20 @@ type Source struct {
 
 var _ ports.Source = (*Source)(nil)
 
-// NewSource returns a Source for kind (as Kind reports it).
-func NewSource(kind string) *Source {
+// NewSource returns a Source for kind (as GroupKind reports it).
+func NewSource(kind schema.GroupKind) *Source {
 	return &Source{kind: kind, objects: map[types.NamespacedName]metav1.Object{}}
 }
 
-// Kind implements ports.Source.
-func (s *Source) Kind() string { return s.kind }
+// GroupKind implements ports.Source.
+func (s *Source) GroupKind() schema.GroupKind { return s.kind }
+
+// WaitForSync implements ports.Source: a memory source is always synced.
+func (s *Source) WaitForSync(ctx context.Context) error { return ctx.Err() }
+
+// HasApplied implements ports.Source: a memory source delivers every write
+// before the write returns, so it has applied everything.
+func (s *Source) HasApplied(string) bool { return true }
 
 // AddEventHandler implements ports.Source: h first receives every known
 // object as an addition, sorted by namespace and name.

@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,12 +11,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/memory"
+	"github.com/hexagonal-operator/operator/internal/ports"
 	"github.com/hexagonal-operator/operator/internal/ports/portstest"
 )
+
+var podKind = schema.GroupKind{Kind: "Pod"}
 
 // recorder writes down what a handler was told, one line per event.
 type recorder struct {
@@ -59,7 +65,7 @@ func object(ns, name string) metav1.Object {
 
 func TestSourceReplaysKnownObjectsToNewHandlers(t *testing.T) {
 	t.Parallel()
-	s := memory.NewSource("Pod")
+	s := memory.NewSource(podKind)
 	s.Add(object("b", "two"))
 	s.Add(object("a", "one"))
 	s.Add(object("a", "gone"))
@@ -69,12 +75,12 @@ func TestSourceReplaysKnownObjectsToNewHandlers(t *testing.T) {
 	require.NoError(t, s.AddEventHandler(rec))
 
 	assert.Equal(t, []string{"add a/one ", "add b/two "}, rec.events())
-	assert.Equal(t, "Pod", s.Kind())
+	assert.Equal(t, podKind, s.GroupKind())
 }
 
 func TestSourceDeliversToEveryHandler(t *testing.T) {
 	t.Parallel()
-	s := memory.NewSource("Pod")
+	s := memory.NewSource(podKind)
 	first, second := &recorder{}, &recorder{}
 	require.NoError(t, s.AddEventHandler(first))
 	require.NoError(t, s.AddEventHandler(second))
@@ -91,29 +97,29 @@ func TestSourceDeliversToEveryHandler(t *testing.T) {
 
 func TestSourceRejectsNilHandler(t *testing.T) {
 	t.Parallel()
-	assert.Error(t, memory.NewSource("Pod").AddEventHandler(nil))
+	assert.Error(t, memory.NewSource(podKind).AddEventHandler(nil))
 }
 
 // A handler may read the store it is notified about (it must not write).
 func TestStoreCanBeReadFromAHandler(t *testing.T) {
 	t.Parallel()
-	s := memory.NewReplicaSetStore()
+	s := memory.NewStore[*appsv1.ReplicaSet](portstest.ReplicaSets.GroupKind)
 	seen := make(chan string, 1)
 	require.NoError(t, s.Source().AddEventHandler(readingHandler{store: s, seen: seen}))
 
-	_, err := s.Create(portstest.NewReplicaSet(webKey, map[string]string{"app": "web"}))
+	_, err := s.Create(t.Context(), portstest.NewReplicaSet(webKey))
 	require.NoError(t, err)
 
 	assert.Equal(t, "web", <-seen)
 }
 
 type readingHandler struct {
-	store *memory.ReplicaSetStore
+	store *memory.Store[*appsv1.ReplicaSet]
 	seen  chan<- string
 }
 
 func (h readingHandler) OnAdd(obj metav1.Object) {
-	rs, err := h.store.Get(types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()})
+	rs, err := h.store.Get(context.Background(), types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()})
 	if err == nil {
 		h.seen <- rs.Labels["app"]
 	}
@@ -125,16 +131,16 @@ func (readingHandler) OnDelete(metav1.Object)      {}
 // the store applied them.
 func TestStoreDeliversConcurrentWritesInOrder(t *testing.T) {
 	t.Parallel()
-	s := memory.NewReplicaSetStore()
+	s := memory.NewStore[*appsv1.ReplicaSet](portstest.ReplicaSets.GroupKind)
 	rec := &versions{}
 	require.NoError(t, s.Source().AddEventHandler(rec))
-	_, err := s.Create(portstest.NewReplicaSet(webKey, nil))
+	_, err := s.Create(t.Context(), portstest.NewReplicaSet(webKey))
 	require.NoError(t, err)
 
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Go(func() {
-			assert.NoError(t, s.SetReplicaSetLabels(t.Context(), webKey, map[string]string{fmt.Sprint("l", i): "x"}))
+			assert.NoError(t, s.PatchMetadata(t.Context(), webKey, ports.MetadataPatch{Labels: map[string]string{fmt.Sprint("l", i): "x"}}))
 		})
 	}
 	wg.Wait()

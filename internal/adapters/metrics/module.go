@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 // Module provides the registry and serves it.
@@ -18,11 +18,10 @@ import (
 //   - *prometheus.Registry, also as prometheus.Registerer and
 //     prometheus.Gatherer, with the Go and process collectors;
 //   - *RESTClientMetrics (rest_client_requests_total), counting from its
-//     OnStart hook: put this module before the ones that talk to the API
-//     server so its hook runs first;
-//   - *Server, listening in OnStart (a taken port fails the start) and
-//     shutting down gracefully in OnStop, with the expiry of the
-//     certificate it serves on the registry.
+//     start in the phase lifecycle.Telemetry, before the parts that talk
+//     to the API server start;
+//   - *Server, run in the same phase (a taken port fails the start), with
+//     the expiry of the certificate it serves on the registry.
 var Module = fx.Module("metrics",
 	fx.Provide(
 		fx.Annotate(NewRegistry,
@@ -30,18 +29,15 @@ var Module = fx.Module("metrics",
 			fx.As(new(prometheus.Registerer)),
 			fx.As(new(prometheus.Gatherer)),
 		),
-		fx.Annotate(NewRESTClientMetrics,
-			fx.OnStart(func(ctx context.Context, m *RESTClientMetrics) error { return m.Start(ctx) }),
-			fx.OnStop(func(ctx context.Context, m *RESTClientMetrics) error { return m.Stop(ctx) }),
-		),
+		NewRESTClientMetrics,
 		newServer,
 	),
-	fx.Invoke(func(*RESTClientMetrics, *Server) {}),
+	lifecycle.Register[*RESTClientMetrics]("client-go-metrics", lifecycle.Telemetry),
+	lifecycle.Register[*Server]("metrics", lifecycle.Telemetry),
 )
 
 type serverParams struct {
 	fx.In
-	Lifecycle  fx.Lifecycle
 	Options    Options
 	Gatherer   prometheus.Gatherer
 	Registerer prometheus.Registerer
@@ -57,6 +53,5 @@ func newServer(p serverParams) (*Server, error) {
 	if err := p.Registerer.Register(s.CertExpiryCollector()); err != nil {
 		return nil, fmt.Errorf("metrics server: register certificate expiry: %w", err)
 	}
-	p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
 	return s, nil
 }

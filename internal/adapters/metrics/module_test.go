@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 func TestModule(t *testing.T) {
@@ -25,6 +26,7 @@ func TestModule(t *testing.T) {
 	)
 	app := fxtest.New(t,
 		metrics.Module,
+		lifecycle.Module,
 		fx.Supply(metrics.Options{BindAddress: "127.0.0.1:0"}, zap.NewNop()),
 		fx.Populate(&reg, &r, &g, &s, &fromPort),
 	)

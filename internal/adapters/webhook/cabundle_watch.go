@@ -40,11 +40,11 @@ const (
 	// instead; short enough to restore a wiped bundle within a couple of
 	// seconds, with a handful of GETs per second at most.
 	pollInterval = 750 * time.Millisecond
-	// watchRetryMin and watchRetryMax bound the back-off between attempts
+	// watchRetryFirst and watchRetryMax bound the back-off between attempts
 	// to watch again, so that a watch that RBAC refuses costs few requests
 	// and one granted later is picked up without a restart.
-	watchRetryMin = time.Second
-	watchRetryMax = 5 * time.Minute
+	watchRetryFirst = time.Second
+	watchRetryMax   = 5 * time.Minute
 	// restoreQPS and restoreBurst bound the refreshes that target changes
 	// trigger: enough to restore at once, not enough to fight another
 	// writer of the bundle as fast as the API server allows.
@@ -62,7 +62,7 @@ func watchOptionsTimeout() *int64 {
 func (s *SelfCertSource) watchTarget(ctx context.Context, t watchedTarget) {
 	log := s.log.With(zap.String("target", t.String()))
 	var differs, failing bool
-	retry := watchRetryMin
+	retry := watchRetryFirst
 	for ctx.Err() == nil {
 		w, err := t.watch(ctx)
 		if err != nil {
@@ -83,7 +83,7 @@ func (s *SelfCertSource) watchTarget(ctx context.Context, t watchedTarget) {
 			log.Info("watching CA bundle target again")
 			failing = false
 		}
-		retry = watchRetryMin
+		retry = watchRetryFirst
 		began := time.Now()
 		s.watching.Add(1)
 		s.follow(ctx, t, w, &differs)

@@ -18,6 +18,7 @@ import (
 	operator "github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -49,6 +50,7 @@ func moduleWithRegistry(t *testing.T, opts webhook.Options, reg *prometheus.Regi
 	var certs ports.CertSource
 	app := fxtest.New(t, append([]fx.Option{
 		webhook.Module,
+		lifecycle.Module,
 		fx.Supply(opts, zap.NewNop()),
 		fx.Provide(
 			func() prometheus.Registerer { return reg },

@@ -94,7 +94,7 @@ func (s *Server) conversionHandler(c Conversion) http.Handler {
 		defer func() {
 			p := recover()
 			if p != nil {
-				if p == http.ErrAbortHandler {
+				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 					pm.end(start, http.StatusInternalServerError)
 					panic(p)
 				}

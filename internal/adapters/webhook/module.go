@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -29,9 +30,10 @@ const (
 // It consumes Options, *zap.Logger, prometheus.Registerer, the groups
 // above and, in self mode only, a kubeclient.Interface. It provides:
 //   - ports.CertSource: files (external mode) or self-issued certificates,
-//     started before the server and stopped after it, with the expiry of
-//     their certificates in operator_certificate_expiry_timestamp_seconds;
-//   - *Server, started and stopped with the application;
+//     run in the phase lifecycle.Certificates (before the server starts,
+//     after it stops), with the expiry of their certificates in
+//     operator_certificate_expiry_timestamp_seconds;
+//   - *Server, run in the phase lifecycle.Webhooks;
 //   - the server's readiness ports.HealthCheck into the group "readyz".
 var Module = fx.Module("webhook",
 	fx.Provide(
@@ -39,12 +41,11 @@ var Module = fx.Module("webhook",
 		newServer,
 		fx.Annotate((*Server).ReadinessCheck, fx.ResultTags(`group:"readyz"`)),
 	),
-	fx.Invoke(func(*Server) {}),
+	lifecycle.Register[*Server]("webhook", lifecycle.Webhooks),
 )
 
 type certSourceParams struct {
 	fx.In
-	Lifecycle  fx.Lifecycle
 	Options    Options
 	Logger     *zap.Logger
 	Registerer prometheus.Registerer
@@ -52,20 +53,36 @@ type certSourceParams struct {
 	Targets    []CABundleTarget     `group:"webhook-ca-targets"`
 }
 
-// newCertSource builds the source of the mode and registers the expiry
-// metric of its certificates.
-func newCertSource(p certSourceParams) (ports.CertSource, error) {
-	s, err := newModeCertSource(p)
-	if err != nil {
-		return nil, err
-	}
-	if err := registerCertExpiry(p.Registerer, s); err != nil {
-		return nil, err
-	}
-	return s, nil
+type certSourceResult struct {
+	fx.Out
+	Certs ports.CertSource
+	Part  lifecycle.Part `group:"lifecycle"`
 }
 
-func newModeCertSource(p certSourceParams) (ports.CertSource, error) {
+// runningCertSource is a certificate source with a lifecycle: both modes'.
+type runningCertSource interface {
+	ports.CertSource
+	lifecycle.Runner
+}
+
+// newCertSource builds the source of the mode, registers the expiry metric
+// of its certificates, and runs it in the phase lifecycle.Certificates,
+// before the server that presents them.
+func newCertSource(p certSourceParams) (certSourceResult, error) {
+	s, err := newModeCertSource(p)
+	if err != nil {
+		return certSourceResult{}, err
+	}
+	if err := registerCertExpiry(p.Registerer, s); err != nil {
+		return certSourceResult{}, err
+	}
+	return certSourceResult{
+		Certs: s,
+		Part:  lifecycle.Part{Name: "webhook-certificates", Phase: lifecycle.Certificates, Start: s.Start, Stop: s.Stop},
+	}, nil
+}
+
+func newModeCertSource(p certSourceParams) (runningCertSource, error) {
 	opts := p.Options.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("webhook options: %w", err)
@@ -76,25 +93,14 @@ func newModeCertSource(p certSourceParams) (ports.CertSource, error) {
 		if p.Client == nil {
 			return nil, fmt.Errorf("webhook certificate mode %q needs a Kubernetes client", CertModeSelf)
 		}
-		s, err := NewSelfCertSource(opts.Self, p.Client, log, p.Targets...)
-		if err != nil {
-			return nil, err
-		}
-		p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
-		return s, nil
+		return NewSelfCertSource(opts.Self, p.Client, log, p.Targets...)
 	default:
-		s, err := NewFileCertSource(CertFiles{Dir: opts.CertDir, CertName: opts.CertName, KeyName: opts.KeyName}, opts.CertPollInterval, log)
-		if err != nil {
-			return nil, err
-		}
-		p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
-		return s, nil
+		return NewFileCertSource(CertFiles{Dir: opts.CertDir, CertName: opts.CertName, KeyName: opts.KeyName}, opts.CertPollInterval, log)
 	}
 }
 
 type serverParams struct {
 	fx.In
-	Lifecycle   fx.Lifecycle
 	Options     Options
 	Certs       ports.CertSource
 	Hooks       []Hook       `group:"webhooks"`
@@ -104,10 +110,5 @@ type serverParams struct {
 }
 
 func newServer(p serverParams) (*Server, error) {
-	s, err := New(p.Options, p.Certs, p.Hooks, p.Registerer, p.Logger.Named("webhook"), p.Conversions...)
-	if err != nil {
-		return nil, err
-	}
-	p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
-	return s, nil
+	return New(p.Options, p.Certs, p.Hooks, p.Registerer, p.Logger.Named("webhook"), p.Conversions...)
 }

@@ -18,6 +18,7 @@ import (
 	operator "github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
+	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -30,6 +31,7 @@ type readyChecks struct {
 func graph(opts webhook.Options, extra ...fx.Option) []fx.Option {
 	return append([]fx.Option{
 		webhook.Module,
+		lifecycle.Module,
 		fx.Supply(opts, zap.NewNop()),
 		fx.Provide(
 			func() prometheus.Registerer { return prometheus.NewRegistry() },

@@ -192,6 +192,8 @@ wait:
 	return err
 }
 
+// trackConn keeps the server's connections and their states, so that a
+// draining server can close those that sent nothing yet.
 func (s *Server) trackConn(c net.Conn, state http.ConnState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -206,6 +208,7 @@ func (s *Server) trackConn(c net.Conn, state http.ConnState) {
 	}
 }
 
+// closeNewConns closes the connections that have not sent a request.
 func (s *Server) closeNewConns() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -216,6 +219,8 @@ func (s *Server) closeNewConns() {
 	}
 }
 
+// serveHTTP routes a request; while draining, every answer closes its
+// connection, so clients reconnect to another replica.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
 		w.Header().Set("Connection", "close")
@@ -223,17 +228,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
+// Addr is the address the server listens on, nil before Start.
 func (s *Server) Addr() *net.TCPAddr {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.addr
 }
-
-// Hooks returns the registration table the server serves.
-func (s *Server) Hooks() []Hook { return append([]Hook(nil), s.hooks...) }
-
-// Conversions returns the conversion endpoints the server serves.
-func (s *Server) Conversions() []Conversion { return append([]Conversion(nil), s.conversions...) }
 
 // httpErrorWriter sends net/http's own complaints (TLS handshake failures,
 // which is how a wrong caBundle shows up) to zap with a constant message.
@@ -265,7 +265,7 @@ func (s *Server) hookHandler(h Hook) http.Handler {
 		defer func() {
 			p := recover()
 			if p != nil {
-				if p == http.ErrAbortHandler { // net/http's way to abort a response: let it through
+				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) { // net/http's way to abort a response: let it through
 					pm.end(start, http.StatusInternalServerError)
 					panic(p)
 				}

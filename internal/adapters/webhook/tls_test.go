@@ -346,7 +346,7 @@ func TestGracefulStop(t *testing.T) {
 func TestStopGivesUpWhenItsContextEnds(t *testing.T) {
 	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})
-	stuck := testHook("/stuck", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(ctx context.Context, _ ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+	stuck := testHook("/stuck", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
 		close(entered)
 		<-release
 		return ports.Allow(), nil

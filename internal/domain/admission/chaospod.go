@@ -21,12 +21,26 @@ const (
 	// MaxNextStopDelay is how far an update may move nextStop past its old
 	// value.
 	MaxNextStopDelay = time.Hour
-	// MinStopInterval and MaxStopInterval bound v2's spec.stop.interval.
-	MinStopInterval = time.Second
-	MaxStopInterval = 24 * time.Hour
-	// DefaultStopInterval is v2's spec.stop.interval when unset.
-	DefaultStopInterval = 10 * time.Second
 )
+
+// v2's spec.stop.interval: its bounds and default, as the API package
+// states them for the CRD and its messages.
+var (
+	minStopInterval     = mustParseDuration(chaosv2.MinStopInterval)
+	maxStopInterval     = mustParseDuration(chaosv2.MaxStopInterval)
+	defaultStopInterval = mustParseDuration(chaosv2.DefaultStopInterval)
+)
+
+// mustParseDuration parses one of the API package's constant durations;
+// the package's tests run it on each, so it cannot panic in a build that
+// passed them.
+func mustParseDuration(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(fmt.Sprintf("chaos API duration %q: %v", s, err))
+	}
+	return d
+}
 
 // ChaosPodDefaulter is the mutating rule for ChaosPods, in both versions.
 type ChaosPodDefaulter struct{ clock ports.Clock }
@@ -76,7 +90,7 @@ func (d *ChaosPodDefaulter) DefaultV2(_ context.Context, req ports.AdmissionRequ
 		obj.Spec.Stop.At = &metav1.Time{Time: now.Add(DefaultNextStopDelay)}
 	}
 	if intervalNeeded {
-		obj.Spec.Stop.Interval = &metav1.Duration{Duration: DefaultStopInterval}
+		obj.Spec.Stop.Interval = &metav1.Duration{Duration: defaultStopInterval}
 	}
 	return ports.Mutation[chaosv2.ChaosPod]{Verdict: ports.Allow(), Object: obj}, nil
 }
@@ -120,7 +134,7 @@ func (v *ChaosPodValidator) ValidateV2(_ context.Context, req ports.AdmissionReq
 	if req.Object == nil {
 		return ports.Verdict{}, fmt.Errorf("validate chaospod: %s %w", req.Operation, errNoObject)
 	}
-	if iv := req.Object.Spec.Stop.Interval; iv != nil && (iv.Duration < MinStopInterval || iv.Duration > MaxStopInterval) {
+	if iv := req.Object.Spec.Stop.Interval; iv != nil && (iv.Duration < minStopInterval || iv.Duration > maxStopInterval) {
 		return ports.Deny(fmt.Sprintf(".spec.stop.interval must be between %s and %s, got %s",
 			chaosv2.MinStopInterval, chaosv2.MaxStopInterval, iv.Duration)), nil
 	}

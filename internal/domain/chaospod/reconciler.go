@@ -23,10 +23,10 @@ const (
 
 // Reconciler runs the ChaosPod Pod cycle. Build it with New.
 type Reconciler struct {
-	chaosPods ports.ChaosPodReader
-	chaosW    ports.ChaosPodWriter
-	pods      ports.PodReader
-	podW      ports.PodWriter
+	chaosPods ports.Reader[*chaosv1.ChaosPod]
+	chaosW    ports.Writer[*chaosv1.ChaosPod]
+	pods      ports.Reader[*metav1.PartialObjectMetadata]
+	podW      ports.Writer[*corev1.Pod]
 	events    ports.EventRecorder
 	clock     ports.Clock
 	// coin picks the interval of a v1 ChaosPod without one.
@@ -36,8 +36,9 @@ type Reconciler struct {
 var _ ports.Reconciler = (*Reconciler)(nil)
 
 // New returns a Reconciler. Every dependency is required.
-func New(chaosPods ports.ChaosPodReader, chaosWriter ports.ChaosPodWriter, pods ports.PodReader,
-	podWriter ports.PodWriter, events ports.EventRecorder, clock ports.Clock,
+func New(chaosPods ports.Reader[*chaosv1.ChaosPod], chaosWriter ports.Writer[*chaosv1.ChaosPod],
+	pods ports.Reader[*metav1.PartialObjectMetadata], podWriter ports.Writer[*corev1.Pod],
+	events ports.EventRecorder, clock ports.Clock,
 ) (*Reconciler, error) {
 	if chaosPods == nil || chaosWriter == nil || pods == nil || podWriter == nil || events == nil || clock == nil {
 		return nil, errors.New("chaospod reconciler: chaospod reader and writer, pod reader and writer, event recorder and clock are required")
@@ -65,7 +66,7 @@ func Interval(cp *chaosv1.ChaosPod, coin func() bool) time.Duration {
 // Reconcile moves the ChaosPod req one step through its cycle.
 func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Result, error) {
 	key := req.NamespacedName
-	cp, err := r.chaosPods.GetChaosPod(ctx, key)
+	cp, err := r.chaosPods.Get(ctx, key)
 	if errors.Is(err, ports.ErrNotFound) {
 		return ports.Result{}, nil // its Pod goes with it (owner reference)
 	}
@@ -75,7 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 	if cp.DeletionTimestamp != nil {
 		return ports.Result{}, nil
 	}
-	pod, err := r.pods.GetPod(ctx, key)
+	pod, err := r.pods.Get(ctx, key)
 	switch {
 	case errors.Is(err, ports.ErrNotFound):
 		return r.startPod(ctx, cp)
@@ -98,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 	if wait := cp.Spec.NextStop.Sub(now); wait > 0 {
 		return ports.Result{RequeueAfter: wait}, nil
 	}
-	err = r.podW.DeletePod(ctx, key, pod.UID)
+	err = r.podW.Delete(ctx, key, pod.UID)
 	switch {
 	case errors.Is(err, ports.ErrNotFound), errors.Is(err, ports.ErrConflict):
 		return ports.Result{}, nil // gone or replaced meanwhile; events follow
@@ -116,7 +117,7 @@ func recorded(cp *chaosv1.ChaosPod, pod *metav1.PartialObjectMetadata) bool {
 
 func (r *Reconciler) startPod(ctx context.Context, cp *chaosv1.ChaosPod) (ports.Result, error) {
 	key := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}
-	created, err := r.podW.CreatePod(ctx, PodFor(cp))
+	created, err := r.podW.Create(ctx, PodFor(cp))
 	switch {
 	case errors.Is(err, ports.ErrAlreadyExists):
 		// The cache has not seen it yet; its add event brings a retry.
@@ -144,7 +145,7 @@ func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, create
 		stop = ns.Time
 	} else {
 		next.Spec.NextStop = &metav1.Time{Time: stop}
-		updated, err := r.chaosW.UpdateChaosPod(ctx, next)
+		updated, err := r.chaosW.Update(ctx, next)
 		if err != nil {
 			return ports.Result{}, writeErr("set nextStop of chaospod", key, err)
 		}
@@ -152,7 +153,7 @@ func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, create
 	}
 	if next.Status.LastRun == nil || !next.Status.LastRun.Equal(&created) {
 		next.Status.LastRun = created.DeepCopy()
-		if _, err := r.chaosW.UpdateChaosPodStatus(ctx, next); err != nil {
+		if _, err := r.chaosW.UpdateStatus(ctx, next); err != nil {
 			return ports.Result{}, writeErr("set lastRun of chaospod", key, err)
 		}
 	}

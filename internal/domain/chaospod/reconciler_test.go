@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
@@ -21,8 +22,8 @@ var key = types.NamespacedName{Namespace: "ns", Name: "chaos"}
 
 type world struct {
 	clock     *memory.Clock
-	chaosPods *memory.ChaosPodStore
-	pods      *memory.PodStore
+	chaosPods *memory.Store[*chaosv1.ChaosPod]
+	pods      *memory.Store[*corev1.Pod]
 	events    *memory.EventRecorder
 	r         *chaospod.Reconciler
 }
@@ -31,11 +32,11 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{
 		clock:     memory.NewClock(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)),
-		chaosPods: memory.NewChaosPodStore(),
+		chaosPods: memory.NewStore[*chaosv1.ChaosPod](chaosv1.GroupKind),
 		events:    memory.NewEventRecorder(),
 	}
-	w.pods = memory.NewPodStore(w.clock)
-	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.pods, w.pods, w.events, w.clock)
+	w.pods = memory.NewStore[*corev1.Pod](schema.GroupKind{Kind: "Pod"}).WithClock(w.clock)
+	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.pods.Metadata(), w.pods, w.events, w.clock)
 	require.NoError(t, err)
 	w.r = r
 	return w
@@ -62,14 +63,14 @@ func (w *world) reconcile(t *testing.T) ports.Result {
 func TestCycleCreateRequeueStopRecreate(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	stored, err := w.chaosPods.Create(chaosPod("3s"))
+	stored, err := w.chaosPods.Create(context.Background(), chaosPod("3s"))
 	require.NoError(t, err)
 	start := w.clock.Now()
 
 	// No Pod: create it, record the run, requeue exactly at nextStop.
 	res := w.reconcile(t)
 	assert.Equal(t, 3*time.Second, res.RequeueAfter)
-	pod, err := w.pods.GetPod(context.Background(), key)
+	pod, err := w.pods.Metadata().Get(context.Background(), key)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"app": "chaos"}, pod.Labels)
 	assert.Equal(t, map[string]string{"note": "x"}, pod.Annotations)
@@ -78,7 +79,7 @@ func TestCycleCreateRequeueStopRecreate(t *testing.T) {
 	assert.Equal(t, stored.UID, owner.UID)
 	assert.Equal(t, "ChaosPod", owner.Kind)
 	assert.Equal(t, "chaosapps.metamagical.io/v1", owner.APIVersion)
-	cp, err := w.chaosPods.Get(key)
+	cp, err := w.chaosPods.Get(context.Background(), key)
 	require.NoError(t, err)
 	require.NotNil(t, cp.Spec.NextStop)
 	assert.True(t, cp.Spec.NextStop.Time.Equal(start.Add(3*time.Second)))
@@ -90,7 +91,7 @@ func TestCycleCreateRequeueStopRecreate(t *testing.T) {
 	w.clock.Advance(time.Second)
 	res = w.reconcile(t)
 	assert.Equal(t, 2*time.Second, res.RequeueAfter)
-	again, err := w.pods.GetPod(context.Background(), key)
+	again, err := w.pods.Metadata().Get(context.Background(), key)
 	require.NoError(t, err)
 	assert.Equal(t, pod.UID, again.UID)
 
@@ -98,7 +99,7 @@ func TestCycleCreateRequeueStopRecreate(t *testing.T) {
 	w.clock.Advance(2 * time.Second)
 	res = w.reconcile(t)
 	assert.Zero(t, res.RequeueAfter)
-	_, err = w.pods.GetPod(context.Background(), key)
+	_, err = w.pods.Metadata().Get(context.Background(), key)
 	require.ErrorIs(t, err, ports.ErrNotFound)
 	assert.Equal(t, []string{chaospod.ReasonPodCreated, chaospod.ReasonPodStopped}, w.events.Reasons())
 
@@ -108,10 +109,10 @@ func TestCycleCreateRequeueStopRecreate(t *testing.T) {
 	w.clock.Advance(100 * time.Millisecond)
 	res = w.reconcile(t)
 	assert.Equal(t, 3900*time.Millisecond, res.RequeueAfter)
-	fresh, err := w.pods.GetPod(context.Background(), key)
+	fresh, err := w.pods.Metadata().Get(context.Background(), key)
 	require.NoError(t, err)
 	assert.NotEqual(t, pod.UID, fresh.UID)
-	cp, err = w.chaosPods.Get(key)
+	cp, err = w.chaosPods.Get(context.Background(), key)
 	require.NoError(t, err)
 	assert.True(t, cp.Spec.NextStop.Time.Equal(w.clock.Now().Add(3900*time.Millisecond)), "nextStop %s", cp.Spec.NextStop)
 	assert.Zero(t, cp.Spec.NextStop.Nanosecond())
@@ -120,7 +121,7 @@ func TestCycleCreateRequeueStopRecreate(t *testing.T) {
 func TestV1WithoutIntervalGetsTenOrTwentySeconds(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	_, err := w.chaosPods.Create(chaosPod(""))
+	_, err := w.chaosPods.Create(context.Background(), chaosPod(""))
 	require.NoError(t, err)
 	res := w.reconcile(t)
 	assert.Contains(t, []time.Duration{10 * time.Second, 20 * time.Second}, res.RequeueAfter)
@@ -138,25 +139,25 @@ func TestNotFoundIsDone(t *testing.T) {
 func TestConflictIsReturnedAndRetryKeepsUserEdits(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	_, err := w.chaosPods.Create(chaosPod("5s"))
+	_, err := w.chaosPods.Create(context.Background(), chaosPod("5s"))
 	require.NoError(t, err)
-	w.chaosPods.FailNextWrites(1)
+	w.chaosPods.FailNextWrites(ports.ErrConflict)
 
 	_, err = w.r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
 	require.ErrorIs(t, err, ports.ErrConflict)
 
 	// Someone edits the ChaosPod meanwhile.
-	cp, err := w.chaosPods.Get(key)
+	cp, err := w.chaosPods.Get(context.Background(), key)
 	require.NoError(t, err)
 	cp.Labels = map[string]string{"edited": "by-user"}
-	_, err = w.chaosPods.UpdateChaosPod(context.Background(), cp)
+	_, err = w.chaosPods.Update(context.Background(), cp)
 	require.NoError(t, err)
 
 	// The retry records the run (the Pod exists already) without
 	// stopping it and without losing the edit.
 	res := w.reconcile(t)
 	assert.Equal(t, 5*time.Second, res.RequeueAfter)
-	cp, err = w.chaosPods.Get(key)
+	cp, err = w.chaosPods.Get(context.Background(), key)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"edited": "by-user"}, cp.Labels)
 	require.NotNil(t, cp.Status.LastRun)
@@ -166,9 +167,9 @@ func TestConflictIsReturnedAndRetryKeepsUserEdits(t *testing.T) {
 func TestForeignPodIsLeftAlone(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	_, err := w.chaosPods.Create(chaosPod("5s"))
+	_, err := w.chaosPods.Create(context.Background(), chaosPod("5s"))
 	require.NoError(t, err)
-	_, err = w.pods.CreatePod(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+	_, err = w.pods.Create(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
 	require.NoError(t, err)
 
 	_, err = w.r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
@@ -180,15 +181,15 @@ func TestForeignPodIsLeftAlone(t *testing.T) {
 func TestUserMovedNextStopIsHonoured(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	_, err := w.chaosPods.Create(chaosPod("5s"))
+	_, err := w.chaosPods.Create(context.Background(), chaosPod("5s"))
 	require.NoError(t, err)
 	w.reconcile(t)
 
-	cp, err := w.chaosPods.Get(key)
+	cp, err := w.chaosPods.Get(context.Background(), key)
 	require.NoError(t, err)
 	later := metav1.NewTime(w.clock.Now().Add(30 * time.Minute))
 	cp.Spec.NextStop = &later
-	_, err = w.chaosPods.UpdateChaosPod(context.Background(), cp)
+	_, err = w.chaosPods.Update(context.Background(), cp)
 	require.NoError(t, err)
 
 	res := w.reconcile(t)

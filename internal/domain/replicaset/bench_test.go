@@ -27,21 +27,21 @@ func BenchmarkReconcile(b *testing.B) {
 		{"labeled", map[string]string{"app": "web", replicaset.LabelKey: replicaset.LabelValue}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			store := memory.NewReplicaSetStore()
+			store := memory.NewStore[*appsv1.ReplicaSet](appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind())
 			r, err := replicaset.New(store, store, memory.NewEventRecorder())
 			if err != nil {
 				b.Fatal(err)
 			}
+			ctx := context.Background()
 			keys := make([]types.NamespacedName, b.N)
 			for i := range keys {
 				keys[i] = types.NamespacedName{Namespace: "shop", Name: fmt.Sprintf("web-%d", i)}
-				if _, err := store.Create(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+				if _, err := store.Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
 					Namespace: keys[i].Namespace, Name: keys[i].Name, Labels: tc.labels,
 				}}); err != nil {
 					b.Fatal(err)
 				}
 			}
-			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {

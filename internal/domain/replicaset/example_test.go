@@ -14,17 +14,17 @@ import (
 )
 
 // The reconciler runs on the in-memory twins of its ports, with no API
-// server: one memory.ReplicaSetStore is both the reader (the cache's role)
-// and the labeler (the client's role), and memory.EventRecorder keeps the
+// server: one memory.Store is both the reader (the cache's role) and the
+// writer (the client's role), and memory.EventRecorder keeps the
 // Events so they can be printed. docs/testing.md walks through this recipe.
 func ExampleReconciler_Reconcile() {
 	ctx := context.Background()
 	key := types.NamespacedName{Namespace: "shop", Name: "web"}
 
-	store := memory.NewReplicaSetStore()
+	store := memory.NewStore[*appsv1.ReplicaSet](appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind())
 	events := memory.NewEventRecorder()
 	// Create acts as "someone else" writing to the cluster.
-	if _, err := store.Create(&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+	if _, err := store.Create(ctx, &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
 		Namespace: key.Namespace, Name: key.Name, Labels: map[string]string{"app": "web"},
 	}}); err != nil {
 		fmt.Println("create:", err)
@@ -45,7 +45,7 @@ func ExampleReconciler_Reconcile() {
 		}
 	}
 
-	got, err := store.Get(key)
+	got, err := store.Get(ctx, key)
 	if err != nil {
 		fmt.Println("get:", err)
 		return

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
+
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -26,25 +28,25 @@ func NeedsLabel(labels map[string]string) bool {
 
 // Reconciler labels ReplicaSets. Build it with New.
 type Reconciler struct {
-	replicaSets ports.ReplicaSetReader
-	labeler     ports.ReplicaSetLabeler
+	replicaSets ports.Reader[*appsv1.ReplicaSet]
+	writer      ports.Writer[*appsv1.ReplicaSet]
 	events      ports.EventRecorder
 }
 
 var _ ports.Reconciler = (*Reconciler)(nil)
 
 // New returns a Reconciler reading through replicaSets, writing through
-// labeler and recording Events through events.
-func New(replicaSets ports.ReplicaSetReader, labeler ports.ReplicaSetLabeler, events ports.EventRecorder) (*Reconciler, error) {
-	if replicaSets == nil || labeler == nil || events == nil {
-		return nil, errors.New("replicaset reconciler: reader, labeler and event recorder are required")
+// writer and recording Events through events.
+func New(replicaSets ports.Reader[*appsv1.ReplicaSet], writer ports.Writer[*appsv1.ReplicaSet], events ports.EventRecorder) (*Reconciler, error) {
+	if replicaSets == nil || writer == nil || events == nil {
+		return nil, errors.New("replicaset reconciler: reader, writer and event recorder are required")
 	}
-	return &Reconciler{replicaSets: replicaSets, labeler: labeler, events: events}, nil
+	return &Reconciler{replicaSets: replicaSets, writer: writer, events: events}, nil
 }
 
 // Reconcile makes sure the ReplicaSet named by req carries hello=world.
 func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Result, error) {
-	rs, err := r.replicaSets.GetReplicaSet(ctx, req.NamespacedName)
+	rs, err := r.replicaSets.Get(ctx, req.NamespacedName)
 	if errors.Is(err, ports.ErrNotFound) {
 		return ports.Result{}, nil
 	}
@@ -54,7 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 	if !NeedsLabel(rs.Labels) {
 		return ports.Result{}, nil
 	}
-	err = r.labeler.SetReplicaSetLabels(ctx, req.NamespacedName, map[string]string{LabelKey: LabelValue})
+	err = r.writer.PatchMetadata(ctx, req.NamespacedName, ports.MetadataPatch{Labels: map[string]string{LabelKey: LabelValue}})
 	switch {
 	case errors.Is(err, ports.ErrNotFound):
 		return ports.Result{}, nil // deleted since we read it

@@ -83,16 +83,16 @@ func TestReconcile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			store := memory.NewReplicaSetStore()
+			store := memory.NewStore[*appsv1.ReplicaSet](replicaSetKind)
 			events := memory.NewEventRecorder()
 			var before string
 			if tt.existing != nil {
-				created, err := store.Create(tt.existing)
+				created, err := store.Create(context.Background(), tt.existing)
 				require.NoError(t, err)
 				before = created.ResourceVersion
 			}
 			if tt.failWrite != nil {
-				store.FailSetLabels(tt.failWrite)
+				store.FailNextWrites(tt.failWrite)
 			}
 			r, err := replicaset.New(store, store, events)
 			require.NoError(t, err)
@@ -110,7 +110,7 @@ func TestReconcile(t *testing.T) {
 			if tt.existing == nil || tt.failWrite != nil {
 				return
 			}
-			got, err := store.Get(key)
+			got, err := store.Get(context.Background(), key)
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantLabels, got.Labels)
 			assert.Equal(t, tt.wantWrite, got.ResourceVersion != before, "written only when needed")
@@ -122,7 +122,7 @@ func TestReconcileDoesNotMutateTheCachedObject(t *testing.T) {
 	t.Parallel()
 	cached := rs(map[string]string{"app": "web"})
 	reader := staticReader{cached}
-	r, err := replicaset.New(reader, memory.NewReplicaSetStore(), memory.NewEventRecorder())
+	r, err := replicaset.New(reader, memory.NewStore[*appsv1.ReplicaSet](replicaSetKind), memory.NewEventRecorder())
 	require.NoError(t, err)
 	_, _ = r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
 	assert.Equal(t, map[string]string{"app": "web"}, cached.Labels)
@@ -130,12 +130,14 @@ func TestReconcileDoesNotMutateTheCachedObject(t *testing.T) {
 
 func TestNewRequiresEveryPort(t *testing.T) {
 	t.Parallel()
-	_, err := replicaset.New(nil, memory.NewReplicaSetStore(), memory.NewEventRecorder())
+	_, err := replicaset.New(nil, memory.NewStore[*appsv1.ReplicaSet](replicaSetKind), memory.NewEventRecorder())
 	assert.Error(t, err)
 }
 
 type staticReader struct{ rs *appsv1.ReplicaSet }
 
-func (s staticReader) GetReplicaSet(context.Context, types.NamespacedName) (*appsv1.ReplicaSet, error) {
+func (s staticReader) Get(context.Context, types.NamespacedName) (*appsv1.ReplicaSet, error) {
 	return s.rs, nil
 }
+
+var replicaSetKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind()

@@ -1,20 +1,23 @@
-// Package portstest holds the behaviour suites of the outbound ports: one
-// suite per port (or pair of ports that only make sense together), run
+// Package portstest holds the behaviour suite of the object ports, run
 // against every implementation — the in-memory twin in
-// internal/adapters/memory and the real adapters on the test control plane —
-// so that a fake cannot drift from the API server it stands in for.
+// internal/adapters/memory and the real adapters on the test control plane
+// (test/contract) — so that a fake cannot drift from the API server it
+// stands in for.
 //
-// # Writing against a suite
+// # Writing against the suite
 //
-// A suite takes a factory that returns a fixture: the implementation under
-// test plus a back door that acts as "someone else" on the same store
-// (create an object, write a foreign field, read the authoritative state
-// bypassing any cache). Readers backed by a cache lag behind the store, so
-// the suites wait with require.Eventually wherever a real cache would.
+// [RunObjects] takes a [Kind] (how to make and change objects of the kind
+// under test; [ReplicaSets], [Pods] and [ChaosPods] are the operator's) and
+// a factory that returns a [Fixture]: the ports.Reader and ports.Writer
+// under test, plus a back door that acts as "someone else" on the same
+// store (another client's writer, an authoritative read bypassing any
+// cache). Readers backed by a cache lag behind the store, so the suite
+// waits with require.Eventually wherever a real cache would.
 //
-//	func TestReplicaSetStore(t *testing.T) {
-//		portstest.RunReplicaSetStore(t, func(t *testing.T) portstest.ReplicaSetFixture {
-//			...
+//	func TestStoreContract(t *testing.T) {
+//		portstest.RunObjects(t, portstest.ReplicaSets, func(t *testing.T) portstest.Fixture[*appsv1.ReplicaSet, *appsv1.ReplicaSet] {
+//			s := memory.NewStore[*appsv1.ReplicaSet](portstest.ReplicaSets.GroupKind)
+//			return portstest.Fixture[*appsv1.ReplicaSet, *appsv1.ReplicaSet]{Namespace: "contract", Reader: s, Writer: s, Other: s, Get: s.Get}
 //		})
 //	}
 package portstest

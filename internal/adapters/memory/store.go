@@ -1,0 +1,415 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/hexagonal-operator/operator/internal/ports"
+)
+
+// Object is a typed Kubernetes object, such as *appsv1.ReplicaSet: what a
+// [Store] holds.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// Store is the twin of the cache (a ports.Reader[T]), the client (a
+// ports.Writer[T]) and the informer (its [Source]) for one kind at once,
+// the way a cluster is all three: what a reconcile writes, the next one
+// reads, and the source announces.
+//
+// It behaves like the API server where the domain can tell: resourceVersion
+// bumps on every change and is checked on Update and UpdateStatus; Update
+// keeps the stored status and UpdateStatus changes only the status (for
+// kinds that have one); generation grows when the spec changes; a write that
+// changes nothing stores nothing and announces nothing; Delete honours the
+// uid precondition. Every write is reported to the context's
+// ports.WriteObserver, as the real writers do.
+type Store[T Object] struct {
+	source *Source
+	kind   schema.GroupKind
+	what   string // the kind in lower case, for errors
+
+	mu       sync.Mutex // guards what follows
+	clock    ports.Clock
+	items    map[types.NamespacedName]T
+	version  uint64  // last resourceVersion handed out, store-wide like etcd's
+	failures []error // the next writes fail with these, in order
+}
+
+var (
+	_ ports.Reader[*metav1.PartialObjectMetadata] = (*Store[*metav1.PartialObjectMetadata])(nil)
+	_ ports.Writer[*metav1.PartialObjectMetadata] = (*Store[*metav1.PartialObjectMetadata])(nil)
+)
+
+// NewStore returns an empty store of objects of kind.
+func NewStore[T Object](kind schema.GroupKind) *Store[T] {
+	return &Store[T]{
+		source: NewSource(kind),
+		kind:   kind,
+		what:   strings.ToLower(kind.Kind),
+		items:  map[types.NamespacedName]T{},
+	}
+}
+
+// WithClock makes Create stamp creationTimestamp from clock (to the second,
+// as the API server does) instead of the wall clock.
+func (s *Store[T]) WithClock(clock ports.Clock) *Store[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock = clock
+	return s
+}
+
+// Source announces every change of the store's objects.
+func (s *Store[T]) Source() *Source { return s.source }
+
+// Metadata reads the store's objects as metadata only, as the cache serves
+// a kind it holds metadata-only (Pods, for the operator).
+func (s *Store[T]) Metadata() ports.Reader[*metav1.PartialObjectMetadata] {
+	return metadataReader[T]{s}
+}
+
+// FailNextWrites makes the next len(errs) writes fail, in order, with those
+// errors (wrapped), whatever they write; for testing how callers handle
+// conflicts, refusals and invalid objects.
+func (s *Store[T]) FailNextWrites(errs ...error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures = append(s.failures, errs...)
+}
+
+// Get implements ports.Reader: a copy of the stored object.
+func (s *Store[T]) Get(ctx context.Context, key types.NamespacedName) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	obj, ok := s.items[key]
+	if !ok {
+		return zero, fmt.Errorf("%s %s: %w", s.what, key, ports.ErrNotFound)
+	}
+	return copyOf(obj), nil
+}
+
+// List returns copies of every stored object, by namespace and name.
+func (s *Store[T]) List() []T {
+	s.mu.Lock()
+	out := make([]T, 0, len(s.items))
+	for _, obj := range s.items {
+		out = append(out, copyOf(obj))
+	}
+	s.mu.Unlock()
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(keyOf(a).String(), keyOf(b).String()) })
+	return out
+}
+
+// Create implements ports.Writer: it stores a copy of obj (status included)
+// with a new resourceVersion, UID, generation 1 and creation time. An
+// object of that name is ports.ErrAlreadyExists.
+func (s *Store[T]) Create(ctx context.Context, obj T) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if isNil(obj) || obj.GetName() == "" {
+		return zero, fmt.Errorf("create %s: name is required: %w", s.what, ports.ErrInvalid)
+	}
+	key := keyOf(obj)
+	s.mu.Lock()
+	if err := s.failLocked("create", key); err != nil {
+		s.mu.Unlock()
+		return zero, err
+	}
+	if _, ok := s.items[key]; ok {
+		s.mu.Unlock()
+		return zero, fmt.Errorf("create %s %s: %w", s.what, key, ports.ErrAlreadyExists)
+	}
+	now := time.Now()
+	if s.clock != nil {
+		now = s.clock.Now()
+	}
+	next := copyOf(obj)
+	next.SetUID(types.UID(fmt.Sprintf("memory-%s-uid-%d", s.what, s.version+1)))
+	next.SetCreationTimestamp(metav1.NewTime(now.Truncate(time.Second)))
+	next.SetGeneration(1)
+	out := s.commitLocked(ctx, zero, next)
+	return out, nil
+}
+
+// Update implements ports.Writer: metadata and spec, keeping the stored
+// status. An empty resourceVersion skips the conflict check (as a PUT
+// without one does).
+func (s *Store[T]) Update(ctx context.Context, obj T) (T, error) {
+	return s.update(ctx, obj, false)
+}
+
+// UpdateStatus implements ports.Writer: the status only.
+func (s *Store[T]) UpdateStatus(ctx context.Context, obj T) (T, error) {
+	return s.update(ctx, obj, true)
+}
+
+func (s *Store[T]) update(ctx context.Context, obj T, status bool) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	what := "update " + s.what
+	if status {
+		what += " status"
+	}
+	if isNil(obj) {
+		return zero, fmt.Errorf("%s: no object: %w", what, ports.ErrInvalid)
+	}
+	key := keyOf(obj)
+	s.mu.Lock()
+	if err := s.failLocked(what, key); err != nil {
+		s.mu.Unlock()
+		return zero, err
+	}
+	cur, ok := s.items[key]
+	switch {
+	case !ok:
+		s.mu.Unlock()
+		return zero, fmt.Errorf("%s %s: %w", what, key, ports.ErrNotFound)
+	case obj.GetResourceVersion() != "" && obj.GetResourceVersion() != cur.GetResourceVersion():
+		s.mu.Unlock()
+		return zero, fmt.Errorf("%s %s: resourceVersion %s is not the stored %s: %w",
+			what, key, obj.GetResourceVersion(), cur.GetResourceVersion(), ports.ErrConflict)
+	}
+	var next T
+	if status {
+		next = copyOf(cur)
+		if !copyField(next, obj, "Status") {
+			s.mu.Unlock()
+			return zero, fmt.Errorf("%s %s: the kind has no status: %w", what, key, ports.ErrNotFound)
+		}
+	} else {
+		next = copyOf(obj)
+		copyField(next, cur, "Status")
+		next.SetUID(cur.GetUID())
+		next.SetCreationTimestamp(cur.GetCreationTimestamp())
+		next.SetGeneration(cur.GetGeneration())
+		if !fieldEqual(next, cur, "Spec") {
+			next.SetGeneration(cur.GetGeneration() + 1)
+		}
+	}
+	next.SetResourceVersion(cur.GetResourceVersion())
+	if equality.Semantic.DeepEqual(next, cur) {
+		s.mu.Unlock()
+		return copyOf(cur), nil
+	}
+	return s.commitLocked(ctx, cur, next), nil
+}
+
+// PatchMetadata implements ports.Writer as a merge into the stored object's
+// labels and annotations: the others and every other field stay, and
+// nothing is written (no new resourceVersion, no event) when every key
+// already has its value.
+func (s *Store[T]) PatchMetadata(ctx context.Context, key types.NamespacedName, patch ports.MetadataPatch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if err := s.failLocked("patch", key); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	cur, ok := s.items[key]
+	if !ok {
+		s.mu.Unlock()
+		return fmt.Errorf("patch %s %s: %w", s.what, key, ports.ErrNotFound)
+	}
+	labels, annotations := merge(cur.GetLabels(), patch.Labels), merge(cur.GetAnnotations(), patch.Annotations)
+	if maps.Equal(labels, cur.GetLabels()) && maps.Equal(annotations, cur.GetAnnotations()) {
+		s.mu.Unlock()
+		return nil
+	}
+	next := copyOf(cur)
+	next.SetLabels(labels)
+	next.SetAnnotations(annotations)
+	s.commitLocked(ctx, cur, next)
+	return nil
+}
+
+// merge returns cur with add's keys set, or cur itself when add is empty.
+func merge(cur, add map[string]string) map[string]string {
+	if len(add) == 0 {
+		return cur
+	}
+	out := maps.Clone(cur)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, add)
+	return out
+}
+
+// Delete implements ports.Writer. A non-empty uid that is not the stored
+// object's is ports.ErrConflict.
+func (s *Store[T]) Delete(ctx context.Context, key types.NamespacedName, uid types.UID) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if err := s.failLocked("delete", key); err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	cur, ok := s.items[key]
+	switch {
+	case !ok:
+		s.mu.Unlock()
+		return fmt.Errorf("delete %s %s: %w", s.what, key, ports.ErrNotFound)
+	case uid != "" && cur.GetUID() != uid:
+		s.mu.Unlock()
+		return fmt.Errorf("delete %s %s: uid %s is not the stored %s: %w", s.what, key, uid, cur.GetUID(), ports.ErrConflict)
+	}
+	var none T
+	s.commitLocked(ctx, cur, none)
+	return nil
+}
+
+// failLocked returns the next injected failure, if any.
+func (s *Store[T]) failLocked(what string, key types.NamespacedName) error {
+	if len(s.failures) == 0 {
+		return nil
+	}
+	err := s.failures[0]
+	s.failures = s.failures[1:]
+	return fmt.Errorf("%s %s %s: injected: %w", what, s.what, key, err)
+}
+
+// commitLocked stores next (or deletes cur when next is nil) under a new
+// resourceVersion, reports the write, then announces it to the source in
+// order with other writes, after releasing s.mu. It returns a copy of next.
+func (s *Store[T]) commitLocked(ctx context.Context, cur, next T) T {
+	var old, out T
+	if !isNil(cur) {
+		old = copyOf(cur)
+	}
+	if !isNil(next) {
+		s.version++
+		next.SetResourceVersion(strconv.FormatUint(s.version, 10))
+		s.items[keyOf(next)] = next
+		out, next = copyOf(next), copyOf(next)
+		ports.ObserveWrite(ctx, s.kind, next.GetResourceVersion())
+	} else {
+		delete(s.items, keyOf(cur))
+	}
+	s.source.deliver.Lock()
+	s.mu.Unlock()
+	defer s.source.deliver.Unlock()
+	switch {
+	case isNil(old):
+		s.source.add(next)
+	case isNil(next):
+		s.source.delete(old)
+	default:
+		s.source.update(old, next)
+	}
+	return out
+}
+
+// metadataReader serves a store's objects as PartialObjectMetadata.
+type metadataReader[T Object] struct{ s *Store[T] }
+
+func (m metadataReader[T]) Get(ctx context.Context, key types.NamespacedName) (*metav1.PartialObjectMetadata, error) {
+	obj, err := m.s.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.Empty() {
+		gvk = m.s.kind.WithVersion("")
+	}
+	return &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
+		ObjectMeta: *metaOf(obj),
+	}, nil
+}
+
+// metaOf is obj's ObjectMeta (a copy), read through the accessor methods.
+func metaOf(obj metav1.Object) *metav1.ObjectMeta {
+	if o, ok := obj.(interface{ GetObjectMeta() metav1.Object }); ok {
+		if m, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok {
+			return m.DeepCopy()
+		}
+	}
+	return &metav1.ObjectMeta{
+		Name: obj.GetName(), Namespace: obj.GetNamespace(), UID: obj.GetUID(),
+		ResourceVersion: obj.GetResourceVersion(), Generation: obj.GetGeneration(),
+		CreationTimestamp: obj.GetCreationTimestamp(), DeletionTimestamp: obj.GetDeletionTimestamp(),
+		Labels: maps.Clone(obj.GetLabels()), Annotations: maps.Clone(obj.GetAnnotations()),
+		OwnerReferences: slices.Clone(obj.GetOwnerReferences()), Finalizers: slices.Clone(obj.GetFinalizers()),
+	}
+}
+
+// copyField sets dst's struct field name to a deep copy of src's; false
+// when the type has no such field.
+func copyField[T Object](dst, src T, name string) bool {
+	d, ok := field(dst, name)
+	if !ok {
+		return false
+	}
+	sv, _ := field(src, name)
+	d.Set(reflect.ValueOf(copyOfValue(sv.Interface())))
+	return true
+}
+
+// fieldEqual reports whether a's and b's field name are semantically equal
+// (true when the type has no such field).
+func fieldEqual[T Object](a, b T, name string) bool {
+	av, ok := field(a, name)
+	if !ok {
+		return true
+	}
+	bv, _ := field(b, name)
+	return equality.Semantic.DeepEqual(av.Interface(), bv.Interface())
+}
+
+func field[T Object](obj T, name string) (reflect.Value, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	f := v.Elem().FieldByName(name)
+	return f, f.IsValid() && f.CanSet()
+}
+
+// copyOfValue deep-copies a field value through its DeepCopy method when it
+// has one (every API struct does); plain values are copied by assignment.
+func copyOfValue(v any) any {
+	rv := reflect.ValueOf(v)
+	ptr := reflect.New(rv.Type())
+	ptr.Elem().Set(rv)
+	if m := ptr.MethodByName("DeepCopy"); m.IsValid() {
+		return m.Call(nil)[0].Elem().Interface()
+	}
+	return v
+}
+
+func copyOf[T Object](obj T) T {
+	return obj.DeepCopyObject().(T)
+}
+
+func isNil[T Object](obj T) bool {
+	v := reflect.ValueOf(obj)
+	return !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil())
+}
