@@ -154,7 +154,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		key := EnvName(f.Name)
 		if v := getenv(key); v != "" {
 			if err := f.Value.Set(v); err != nil {
-				envErr = fmt.Errorf("invalid value %q for %s (flag --%s): %v", v, key, f.Name, unwrapParse(err))
+				envErr = fmt.Errorf("invalid value %q for %s (flag --%s): %w", v, key, f.Name, unwrapParse(err))
 			}
 			set[f.Name] = true
 		}
