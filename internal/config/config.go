@@ -105,10 +105,10 @@ type Config struct {
 // Defaults for the worker counts: a patch costs one round trip to the API
 // server, so several workers keep the connection busy; the work queue still
 // never runs one key on two workers. 16 ReplicaSet workers keep pace with
-// a burst of creates. ChaosPods
-// need more: spec.nextStop has whole seconds, so the stops of Pods started
-// in the same second fall due together (up to half of a hundred ChaosPods
-// at once), and each is a DELETE whose lateness is the queue it waited in.
+// a burst of creates. ChaosPods need more: spec.nextStop has whole
+// seconds, so the stops of Pods started in the same second fall due
+// together (up to half of a hundred ChaosPods at once), and each is a
+// DELETE whose lateness is the queue it waited in.
 const (
 	DefaultReplicaSetWorkers = 16
 	DefaultChaosPodWorkers   = 32

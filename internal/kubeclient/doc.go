@@ -6,9 +6,9 @@
 // k8s.io/client-go/kubernetes/scheme, which registers all of Kubernetes'
 // built-in API groups when the program starts. That costs resident memory
 // (type metadata touched at init, scheme maps on the heap) for groups the
-// operator never speaks. This package builds the same typed
-// clients from client-go's generic gentype clients on [Scheme] instead, so
-// the operator binary links only the groups in [AddToScheme].
+// operator never speaks. This package builds the same typed clients from
+// client-go's generic gentype clients on [Scheme] instead, so the operator
+// binary links only the groups in [AddToScheme].
 //
 // [Interface] mirrors the clientset's shape (CoreV1().Pods(ns), ...) for
 // the kinds it serves, with method sets that client-go's own typed clients

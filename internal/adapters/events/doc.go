@@ -8,7 +8,8 @@
 // from a goroutine of its own, all at once (a backlog of 2000 reconciles
 // fires 2000 Event POSTs alongside the 2000 label patches), hands Events
 // over from goroutines Stop cannot wait for, and keeps a whole Event per
-// object for 6 to 12 minutes. This package does the same job with the same wire behaviour, and none of that.
+// object for 6 to 12 minutes. This package does the same job with the
+// same wire behaviour, and none of that.
 //
 // # What an Event looks like
 //
@@ -52,14 +53,13 @@
 // server rejects or that keep failing).
 // [Options.MaxConcurrentWrites] (4) writers drain the queue, so Events
 // reach the API server a few at a time instead of competing all at once
-// with the reconciles' own writes. An
-// entry is with at most one writer at a time, which writes its latest
-// count, so the writes of one Event never race each other. A failed write
-// is tried 3 times in all, 0.5 s then 1 s apart (jittered), when the
-// failure may pass (no connection, 429, 5xx, timeouts); client-go's 12
-// tries 10 s apart would hold a writer for two minutes. An Event the API
-// server rejects (invalid, forbidden, already exists) is dropped with one
-// log line.
+// with the reconciles' own writes. An entry is with at most one writer at
+// a time, which writes its latest count, so the writes of one Event never
+// race each other. A failed write is tried 3 times in all, 0.5 s then 1 s
+// apart (jittered), when the failure may pass (no connection, 429, 5xx,
+// timeouts); client-go's 12 tries 10 s apart would hold a writer for two
+// minutes. An Event the API server rejects (invalid, forbidden, already
+// exists) is dropped with one log line.
 //
 // # Scheme
 //
