@@ -31,11 +31,18 @@ test: tools ## Run every test tier (unit, contract, integration, end to end) wit
 test-reliability: tools ## Run only the fault tests (test/reliability: failover, API server loss, watch expiry, shutdown under load), verbose with their figures.
 	set -o pipefail; go test $(TEST_FLAGS) -count=1 -v ./test/reliability/ 2>&1 | grep -E 'figure:|^(--- |ok|FAIL|panic)'
 
+# golangci-lint, pinned in its own module (hack/tools/go.mod) so that its
+# dependencies never enter the operator's go.mod; `go tool` builds it on
+# first use and caches the binary. .golangci.yml says which linters and why.
+GOLANGCI_LINT = go tool -modfile=$(CURDIR)/hack/tools/go.mod golangci-lint
+
 .PHONY: lint
-lint: ## gofmt, go vet (bench/crbaseline's module too) and the architecture test (the hexagon's dependency rule).
+lint: ## gofmt, go vet and golangci-lint (bench/crbaseline's module too), and the architecture test (the hexagon's dependency rule).
 	@out=$$(gofmt -l $(GOFILES)); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	cd bench/crbaseline && go vet ./...
+	$(GOLANGCI_LINT) run ./...
+	cd bench/crbaseline && $(GOLANGCI_LINT) run ./...
 	go test -count=1 ./test/architecture
 
 .PHONY: fmt

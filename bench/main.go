@@ -212,10 +212,9 @@ func run(ctx context.Context, opts options) error {
 // warmUp runs w once with bin at a tenth of its scale (a chaos window of at
 // most 15 s) and throws the figures away. A workload's first run on a fresh
 // control plane pays for what the API server does once (its first
-// conversions and admission calls for a kind, connections, heap growth):
-// measured chaos lateness p99 was 2-4 times that of the runs after it, for
-// either binary, so without a warm-up the first binary in the rotation
-// carried it.
+// conversions and admission calls for a kind, connections, heap growth),
+// so without a warm-up the first binary in the rotation would carry that
+// cost in its figures.
 func warmUp(ctx context.Context, e *env, w workload, bin string) error {
 	saved := e.opts
 	defer func() { e.opts = saved }()

@@ -132,7 +132,7 @@ func (op *operator) alive() error {
 }
 
 func (op *operator) exitedError() error {
-	return fmt.Errorf("operator exited (%v); last lines of %s:\n%s", op.waitErr, op.logPath, op.tail(20))
+	return fmt.Errorf("operator exited (%v); last lines of %s:\n%s", op.waitErr, op.logPath, op.tail(20)) //nolint:errorlint // nil after exit status 0, which %v prints as <nil> and %w garbles
 }
 
 // stop sends SIGTERM and waits for the exit; SIGKILL after operatorStopGrace.
@@ -148,7 +148,7 @@ func (op *operator) stop() error {
 	select {
 	case <-op.exited:
 		if op.waitErr != nil {
-			return fmt.Errorf("operator stopped with %v; last lines of %s:\n%s", op.waitErr, op.logPath, op.tail(20))
+			return fmt.Errorf("operator stopped with %w; last lines of %s:\n%s", op.waitErr, op.logPath, op.tail(20))
 		}
 		return nil
 	case <-time.After(operatorStopGrace):

@@ -36,7 +36,7 @@ const webhookConcurrency = 32
 // operator's webhook server over HTTPS (keep-alive, HTTP/1.1 as the API
 // server speaks to webhooks by default), so the figure is the webhook
 // server alone, without the API server's admission chain.
-func runWebhookMutate(ctx context.Context, e *env, bin, label string) (result, error) {
+func runWebhookMutate(ctx context.Context, e *env, bin, _ string) (result, error) {
 	n := e.opts.n(20000)
 	stats, err := e.postReviews(ctx, bin, podMutatePath, n, func(int) map[string]string {
 		return map[string]string{"team": "bench"}
@@ -57,7 +57,7 @@ func runWebhookMutate(ctx context.Context, e *env, bin, label string) (result, e
 
 // webhook-validate: the same on the validating path; every 10th Pod lacks
 // the annotation and must be denied, so both verdicts are exercised.
-func runWebhookValidate(ctx context.Context, e *env, bin, label string) (result, error) {
+func runWebhookValidate(ctx context.Context, e *env, bin, _ string) (result, error) {
 	n := e.opts.n(20000)
 	stats, err := e.postReviews(ctx, bin, podValidatePath, n, func(i int) map[string]string {
 		if i%10 == 9 {

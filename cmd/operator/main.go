@@ -20,10 +20,9 @@ import (
 // defaultGCPercent is the garbage collector's target unless GOGC is set.
 // The operator's heap is mostly its informer cache, long-lived objects
 // that Go's default of 100 leaves room to double in garbage before each
-// collection: resident memory runs at about twice the cache. At 75 it runs
-// at about 1.75 times, for collections a third more often (make bench,
-// workload memory: 40.8 → 38.7 MiB). 50 saves another 2 MiB but costs the
-// webhooks a tenth of their throughput, whose requests are mostly garbage.
+// collection. 75 keeps less garbage beside the cache for somewhat more
+// frequent collections; lower targets cost the webhooks, whose requests
+// are mostly garbage, too much throughput (README, Performance).
 // GOGC=100 restores Go's default.
 const defaultGCPercent = 75
 

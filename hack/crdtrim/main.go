@@ -27,7 +27,7 @@ func run(args []string, stderr io.Writer) error {
 		return err
 	}
 	if *embedded == "" || fs.NArg() == 0 {
-		return errors.New("usage: crdtrim -embedded path[,path...] file.yaml...")
+		return errors.New("usage: crdtrim -embedded path[,path...] file.yaml [file.yaml ...]")
 	}
 	paths := strings.Split(*embedded, ",")
 	for _, file := range fs.Args() {

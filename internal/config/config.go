@@ -105,22 +105,21 @@ type Config struct {
 // Defaults for the worker counts: a patch costs one round trip to the API
 // server, so several workers keep the connection busy; the work queue still
 // never runs one key on two workers. 16 ReplicaSet workers keep pace with
-// a burst of creates (8 fell behind, 32 gained nothing more). ChaosPods
-// need more: spec.nextStop has whole seconds, so the stops of Pods started
-// in the same second fall due together (up to half of a hundred ChaosPods
-// at once), and each is a DELETE whose lateness is the queue it waited in.
+// a burst of creates. ChaosPods need more: spec.nextStop has whole
+// seconds, so the stops of Pods started in the same second fall due
+// together (up to half of a hundred ChaosPods at once), and each is a
+// DELETE whose lateness is the queue it waited in.
 const (
 	DefaultReplicaSetWorkers = 16
 	DefaultChaosPodWorkers   = 32
 )
 
 // DefaultGCHeapFloor is the heap the collector may fill before it collects.
-// Without a floor, an operator with a small cache collects every 2 MiB of
-// garbage, sixty times a second while its webhooks are busy; with 12 MiB
-// it collects a fifth as often, and its webhooks answer 1.2 times as many
-// requests. A cache big enough to matter (1000 ReplicaSets and 5000 Pods:
-// 8 MiB live, a 14 MiB goal) is past the floor on its own, so the floor
-// costs memory only to a nearly idle operator, 12 MiB at most.
+// Without a floor, an operator with a small cache collects after every few
+// MiB of garbage, many times a second while its webhooks are busy, and
+// those collections take time from the webhooks. A cache big enough to
+// matter is past the floor on its own, so the floor costs memory only to a
+// nearly idle operator, the floor itself at most (README, Performance).
 const DefaultGCHeapFloor = 12 << 20
 
 // inClusterNamespaceFile is where Kubernetes mounts the pod's namespace.
@@ -154,7 +153,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		key := EnvName(f.Name)
 		if v := getenv(key); v != "" {
 			if err := f.Value.Set(v); err != nil {
-				envErr = fmt.Errorf("invalid value %q for %s (flag --%s): %v", v, key, f.Name, unwrapParse(err))
+				envErr = fmt.Errorf("invalid value %q for %s (flag --%s): %w", v, key, f.Name, unwrapParse(err))
 			}
 			set[f.Name] = true
 		}

@@ -51,16 +51,27 @@ type Creator[T any] interface {
 
 // The kinds, one alias each so signatures stay short.
 type (
-	PodInterface                            = Resource[*corev1.Pod, *corev1.PodList]
-	SecretInterface                         = Resource[*corev1.Secret, *corev1.SecretList]
-	ConfigMapInterface                      = Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
-	ReplicaSetInterface                     = Resource[*appsv1.ReplicaSet, *appsv1.ReplicaSetList]
-	LeaseInterface                          = Resource[*coordinationv1.Lease, *coordinationv1.LeaseList]
-	EventInterface                          = Resource[*eventsv1.Event, *eventsv1.EventList]
-	TokenReviewInterface                    = Creator[*authenticationv1.TokenReview]
-	SubjectAccessReviewInterface            = Creator[*authorizationv1.SubjectAccessReview]
-	SelfSubjectAccessReviewInterface        = Creator[*authorizationv1.SelfSubjectAccessReview]
-	MutatingWebhookConfigurationInterface   = Resource[*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.MutatingWebhookConfigurationList]
+	// PodInterface serves Pods.
+	PodInterface = Resource[*corev1.Pod, *corev1.PodList]
+	// SecretInterface serves Secrets.
+	SecretInterface = Resource[*corev1.Secret, *corev1.SecretList]
+	// ConfigMapInterface serves ConfigMaps.
+	ConfigMapInterface = Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
+	// ReplicaSetInterface serves ReplicaSets.
+	ReplicaSetInterface = Resource[*appsv1.ReplicaSet, *appsv1.ReplicaSetList]
+	// LeaseInterface serves Leases.
+	LeaseInterface = Resource[*coordinationv1.Lease, *coordinationv1.LeaseList]
+	// EventInterface serves Events (events.k8s.io/v1).
+	EventInterface = Resource[*eventsv1.Event, *eventsv1.EventList]
+	// TokenReviewInterface creates TokenReviews.
+	TokenReviewInterface = Creator[*authenticationv1.TokenReview]
+	// SubjectAccessReviewInterface creates SubjectAccessReviews.
+	SubjectAccessReviewInterface = Creator[*authorizationv1.SubjectAccessReview]
+	// SelfSubjectAccessReviewInterface creates SelfSubjectAccessReviews.
+	SelfSubjectAccessReviewInterface = Creator[*authorizationv1.SelfSubjectAccessReview]
+	// MutatingWebhookConfigurationInterface serves MutatingWebhookConfigurations.
+	MutatingWebhookConfigurationInterface = Resource[*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.MutatingWebhookConfigurationList]
+	// ValidatingWebhookConfigurationInterface serves ValidatingWebhookConfigurations.
 	ValidatingWebhookConfigurationInterface = Resource[*admissionregistrationv1.ValidatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfigurationList]
 )
 

@@ -184,8 +184,8 @@ func LoadDeps(dir, pattern string) ([]string, error) {
 
 // Packages the operator binary must not link. Each of them imports
 // k8s.io/client-go/kubernetes/scheme, which registers all of Kubernetes'
-// built-in API groups at start-up: about 10 MiB of resident memory for
-// groups the operator never speaks (see internal/kubeclient).
+// built-in API groups at start-up: resident memory for groups the operator
+// never speaks (see internal/kubeclient).
 var bannedFromBinary = []string{
 	"k8s.io/client-go/kubernetes",
 	"k8s.io/client-go/informers",

@@ -119,7 +119,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		if err = cp.startComponents(ctx, bins); err == nil {
 			return cp, nil
 		}
-		cp.stopProcesses()
+		_ = cp.stopProcesses() // the start's error is the one to report
 		if ctx.Err() != nil {
 			break
 		}
@@ -291,7 +291,7 @@ func waitHTTP(ctx context.Context, p *process, client *http.Client, url string) 
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w after %s: %v; last lines of its log:\n%s", errNotReady, "waiting", ctx.Err(), p.tail(30))
+			return fmt.Errorf("%w after %s: %w; last lines of its log:\n%s", errNotReady, "waiting", ctx.Err(), p.tail(30))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -318,7 +318,7 @@ func (cp *ControlPlane) waitAPIServer(ctx context.Context, p *process) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: namespace default not created: %v", errNotReady, ctx.Err())
+			return fmt.Errorf("%w: namespace default not created: %w", errNotReady, ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -209,7 +209,7 @@ func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) er
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("CRD %s not established: %w (last error: %v)", name, ctx.Err(), err)
+			return fmt.Errorf("CRD %s not established: %w (last error: %v)", name, ctx.Err(), err) //nolint:errorlint // err is nil when the CRD was read but not yet established; %v prints <nil>, %w garbles it
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -100,7 +100,7 @@ func (p *process) tail(n int) string {
 
 // exitError describes why a process exited before it was ready.
 func (p *process) exitError() error {
-	return fmt.Errorf("%s exited early (%v); last lines of its log:\n%s", p.name, p.waitErr, p.tail(30))
+	return fmt.Errorf("%s exited early (%v); last lines of its log:\n%s", p.name, p.waitErr, p.tail(30)) //nolint:errorlint // nil after exit status 0, which %v prints as <nil> and %w garbles
 }
 
 // freePorts asks the kernel for n distinct unused TCP ports on 127.0.0.1.

@@ -210,12 +210,7 @@ func references(text string) []ref {
 	for i, line := range strings.Split(text, "\n") {
 		n := i + 1
 		trimmed := strings.TrimSpace(line)
-		if fence == "" {
-			if f := fenceOf(trimmed); f != "" {
-				fence, lang = f, strings.TrimSpace(strings.TrimLeft(trimmed, f[:1]))
-				continue
-			}
-		} else {
+		if fence != "" {
 			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
 				fence, lang = "", ""
 				continue
@@ -227,6 +222,10 @@ func references(text string) []ref {
 					}
 				}
 			}
+			continue
+		}
+		if f := fenceOf(trimmed); f != "" {
+			fence, lang = f, strings.TrimSpace(strings.TrimLeft(trimmed, f[:1]))
 			continue
 		}
 		for _, m := range codeSpan.FindAllStringSubmatch(line, -1) {

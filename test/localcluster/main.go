@@ -113,10 +113,10 @@ func run(bin, state string) error {
 	stopOperator := func() {
 		_ = operator.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case <-exited: //nolint:errcheck // after SIGTERM the exit status is the signal's; only the exit counts
 		case <-time.After(operatorStopGrace):
 			_ = operator.Process.Kill()
-			<-exited
+			<-exited //nolint:errcheck // likewise after SIGKILL
 		}
 	}
 
@@ -152,7 +152,7 @@ func run(bin, state string) error {
 
 	select {
 	case err := <-exited:
-		return fmt.Errorf("operator exited: %v (see %s)", err, logPath)
+		return fmt.Errorf("operator exited: %v (see %s)", err, logPath) //nolint:errorlint // nil after exit status 0, which %v prints as <nil> and %w garbles
 	case <-ctx.Done():
 	}
 	fmt.Println("\n▸ stopping the operator …")
@@ -222,7 +222,7 @@ func waitReady(ctx context.Context, url string, exited <-chan error) error {
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("%w: %v", errExited, err)
+			return fmt.Errorf("%w: %v", errExited, err) //nolint:errorlint // nil after exit status 0, which %v prints as <nil> and %w garbles
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-timeout:

@@ -8,8 +8,8 @@
 // from a goroutine of its own, all at once (a backlog of 2000 reconciles
 // fires 2000 Event POSTs alongside the 2000 label patches), hands Events
 // over from goroutines Stop cannot wait for, and keeps a whole Event per
-// object for 6 to 12 minutes (~2 MiB for 1000 labeled ReplicaSets). This
-// package does the same job with the same wire behaviour, and none of that.
+// object for 6 to 12 minutes. This package does the same job with the
+// same wire behaviour, and none of that.
 //
 // # What an Event looks like
 //
@@ -38,8 +38,7 @@
 // # The cache, and how long it holds an entry
 //
 // Series need a cache of the Events seen. Its entries are small (the key
-// fields, the name, times and counts, no Event object: about 0.6 KiB with
-// the map's share, 1000 ReplicaSets' Events ~0.6 MiB) and live only as
+// fields, the name, times and counts, no Event object) and live only as
 // long as a repeat could join their series: a sweeper evicts an entry
 // 6 minutes after it was last seen, checking every 30 s, so no entry is
 // older than 6½ minutes; a repeat that finds an entry past the window
@@ -56,15 +55,14 @@
 // line and counted in operator_events_dropped_total{cause}, as are Events
 // the API server rejects or that keep failing.
 // [Options.MaxConcurrentWrites] (4) writers drain the queue, so Events
-// reach the API server a few at a time (make bench: rs-backlog and
-// rs-burst converge 13 % sooner than with one write per goroutine). An
-// entry is with at most one writer at a time, which writes its latest
-// count, so the writes of one Event never race each other. A failed write
-// is tried 3 times in all, 0.5 s then 1 s apart (jittered), when the
-// failure may pass (no connection, 429, 5xx, timeouts); client-go's 12
-// tries 10 s apart would hold a writer for two minutes. An Event the API
-// server rejects (invalid, forbidden, already exists) is dropped with one
-// log line.
+// reach the API server a few at a time instead of competing all at once
+// with the reconciles' own writes. An entry is with at most one writer at
+// a time, which writes its latest count, so the writes of one Event never
+// race each other. A failed write is tried 3 times in all, 0.5 s then 1 s
+// apart (jittered), when the failure may pass (no connection, 429, 5xx,
+// timeouts); client-go's 12 tries 10 s apart would hold a writer for two
+// minutes. An Event the API server rejects (invalid, forbidden, already
+// exists) is dropped with one log line.
 //
 // # Scheme
 //

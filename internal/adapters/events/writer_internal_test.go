@@ -45,7 +45,10 @@ func (s *slowAPI) EventsV1() kubeclient.EventsV1Interface { return slowEventsV1{
 
 func (s *slowAPI) enter() {
 	n := s.inflight.Add(1)
-	for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
+	for m := s.most.Load(); n > m; m = s.most.Load() {
+		if s.most.CompareAndSwap(m, n) {
+			break
+		}
 	}
 	if s.entered != nil {
 		s.entered <- struct{}{}

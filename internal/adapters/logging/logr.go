@@ -99,7 +99,7 @@ func (s *zapSink) WithValues(kv ...any) logr.LogSink {
 
 func (s *zapSink) WithName(name string) logr.LogSink {
 	c := *s
-	c.names = append(s.names[:len(s.names):len(s.names)], name)
+	c.names = append(c.names[:len(c.names):len(c.names)], name)
 	return &c
 }
 

@@ -10,9 +10,9 @@ import (
 // sampler is zap's sampling policy — in each tick, the first `first`
 // entries of one level and message are written, then every
 // `thereafter`th — with counters made as messages are seen. zap's own
-// sampler preallocates 4096 counters for each of 7 levels (458 KiB, held
-// for the life of the process, as much heap as the metadata of a thousand
-// cached Pods) for a logger that writes a handful of distinct messages.
+// sampler preallocates 4096 counters for each of 7 levels, held for the
+// life of the process, for a logger that writes a handful of distinct
+// messages.
 //
 // The counters live for one tick: the table starts afresh each tick, so it
 // holds the messages of the last second only, however many distinct ones

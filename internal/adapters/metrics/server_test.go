@@ -59,7 +59,7 @@ func get(t *testing.T, client *http.Client, url, token string) (int, string, str
 	}
 	resp, err := client.Do(req)
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, string(body), resp.Proto
@@ -279,7 +279,7 @@ func TestServerSecureSelfSignedCertificate(t *testing.T) {
 	require.NoError(t, err)
 	conn, err := tls.Dial("tcp", startServer(t, s), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed
 	require.NoError(t, err)
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	leaf := conn.ConnectionState().PeerCertificates[0]
 	assert.Contains(t, leaf.DNSNames, "localhost")
 	assert.True(t, leaf.NotAfter.After(time.Now().AddDate(0, 11, 0)))
@@ -322,7 +322,7 @@ func TestServerSecureExportsItsCertificateExpiry(t *testing.T) {
 
 	conn, err := tls.Dial("tcp", startServer(t, s), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed
 	require.NoError(t, err)
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	leaf := conn.ConnectionState().PeerCertificates[0]
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(fmt.Sprintf(`
 # HELP operator_certificate_expiry_timestamp_seconds Expiry (NotAfter) of a certificate the operator serves, in Unix seconds, by use.

@@ -21,8 +21,8 @@ type ttlEntry[V any] struct {
 	expires time.Time
 }
 
-func newTTLCache[V any](max int, now func() time.Time) *ttlCache[V] {
-	return &ttlCache[V]{now: now, max: max, items: map[string]ttlEntry[V]{}}
+func newTTLCache[V any](maxItems int, now func() time.Time) *ttlCache[V] {
+	return &ttlCache[V]{now: now, max: maxItems, items: map[string]ttlEntry[V]{}}
 }
 
 func (c *ttlCache[V]) get(key string) (V, bool) {

@@ -64,7 +64,7 @@ func TestCPUProfileOverTheWire(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, s.Stop(context.Background())) })
 	resp, err := http.Get("http://" + s.Addr().String() + "/debug/pprof/profile?seconds=1")
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
@@ -92,7 +92,7 @@ func TestBadInput(t *testing.T) {
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	s, err := profiling.New(profiling.Options{BindAddress: ln.Addr().String()}, nil)
 	require.NoError(t, err)
 	require.ErrorContains(t, s.Start(t.Context()), "profiling server: listen on", "a taken port fails the start")

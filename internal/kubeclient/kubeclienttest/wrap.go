@@ -15,20 +15,20 @@ func Wrap(cs kubernetes.Interface) kubeclient.Interface { return clientset{cs} }
 
 type clientset struct{ cs kubernetes.Interface }
 
-func (c clientset) CoreV1() kubeclient.CoreV1Interface { return coreV1{c.cs} }
-func (c clientset) AppsV1() kubeclient.AppsV1Interface { return appsV1{c.cs} }
+func (c clientset) CoreV1() kubeclient.CoreV1Interface { return coreV1(c) }
+func (c clientset) AppsV1() kubeclient.AppsV1Interface { return appsV1(c) }
 func (c clientset) CoordinationV1() kubeclient.CoordinationV1Interface {
-	return coordinationV1{c.cs}
+	return coordinationV1(c)
 }
-func (c clientset) EventsV1() kubeclient.EventsV1Interface { return eventsV1{c.cs} }
+func (c clientset) EventsV1() kubeclient.EventsV1Interface { return eventsV1(c) }
 func (c clientset) AuthenticationV1() kubeclient.AuthenticationV1Interface {
-	return authenticationV1{c.cs}
+	return authenticationV1(c)
 }
 func (c clientset) AuthorizationV1() kubeclient.AuthorizationV1Interface {
-	return authorizationV1{c.cs}
+	return authorizationV1(c)
 }
 func (c clientset) AdmissionregistrationV1() kubeclient.AdmissionregistrationV1Interface {
-	return admissionregistrationV1{c.cs}
+	return admissionregistrationV1(c)
 }
 
 // IsWatchListSemanticsUnSupported passes on what client-go's fake says of

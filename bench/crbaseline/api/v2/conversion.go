@@ -15,7 +15,8 @@ var _ conversion.Convertible = (*ChaosPod)(nil)
 // ConvertTo converts this v2 ChaosPod to the v1 hub. v1 has no field for
 // spec.stop.interval, so it travels in the stop-interval annotation and
 // ConvertFrom moves it back: the round trip loses nothing.
-func (src *ChaosPod) ConvertTo(hub conversion.Hub) error {
+func (c *ChaosPod) ConvertTo(hub conversion.Hub) error {
+	src := c
 	dst, ok := hub.(*chaosv1.ChaosPod)
 	if !ok {
 		return fmt.Errorf("convert chaospod to hub: unexpected hub type %T", hub)
@@ -38,7 +39,8 @@ func (src *ChaosPod) ConvertTo(hub conversion.Hub) error {
 // ConvertFrom converts the v1 hub to this v2 ChaosPod. A stop-interval
 // annotation that parses becomes spec.stop.interval and leaves the
 // annotations; one that does not parse stays an annotation.
-func (dst *ChaosPod) ConvertFrom(hub conversion.Hub) error {
+func (c *ChaosPod) ConvertFrom(hub conversion.Hub) error {
+	dst := c
 	src, ok := hub.(*chaosv1.ChaosPod)
 	if !ok {
 		return fmt.Errorf("convert chaospod from hub: unexpected hub type %T", hub)
