@@ -34,7 +34,6 @@ const (
 	tick    = 10 * time.Millisecond
 )
 
-var replicaSetKind = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
 
 func replicaSet(ns, name string) *appsv1.ReplicaSet {
 	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{

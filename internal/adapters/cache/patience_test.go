@@ -24,9 +24,9 @@ import (
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
 
-// refused is the error a dial to a closed port returns, as client-go
+// errRefused is the error a dial to a closed port returns, as client-go
 // wraps it.
-var refused = fmt.Errorf("get pods: %w", &net.OpError{Op: "dial", Net: "tcp",
+var errRefused = fmt.Errorf("get pods: %w", &net.OpError{Op: "dial", Net: "tcp",
 	Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}})
 
 func TestAwaitServerRetriesRefusedConnectionsOnly(t *testing.T) {
@@ -41,9 +41,9 @@ func TestAwaitServerRetriesRefusedConnectionsOnly(t *testing.T) {
 	}{
 		{"success", []error{nil}, 1, nil, nil},
 		{"another error is the reflector's to handle", []error{forbidden}, 1, forbidden, nil},
-		{"refused, then served", []error{refused, refused, nil}, 3, nil,
+		{"refused, then served", []error{errRefused, errRefused, nil}, 3, nil,
 			[]string{"api server refuses connections, waiting for it", "api server accepts connections again"}},
-		{"refused, then another error", []error{refused, forbidden}, 2, forbidden,
+		{"refused, then another error", []error{errRefused, forbidden}, 2, forbidden,
 			[]string{"api server refuses connections, waiting for it", "api server accepts connections again"}},
 	}
 	for _, tt := range tests {
@@ -76,7 +76,7 @@ func TestAwaitServerEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		_, err := awaitServer(ctx, p, func() (struct{}, error) { return struct{}{}, refused })
+		_, err := awaitServer(ctx, p, func() (struct{}, error) { return struct{}{}, errRefused })
 		done <- err
 	}()
 	cancel()

@@ -152,6 +152,7 @@ func TestNewResourceOnTheRESTClients(t *testing.T) {
 			return kindOf(cache.NewResource[*corev1.Namespace](c, corev1.SchemeGroupVersion.WithResource("namespaces")))
 		}, "Namespace", false},
 		{"a kind whose plural is its name", func() (string, error) {
+			//nolint:staticcheck // SA1019: Endpoints is the built-in kind whose plural is its name, deprecated or not.
 			return kindOf(cache.NewResource[*corev1.Endpoints](c, corev1.SchemeGroupVersion.WithResource("endpoints")))
 		}, "Endpoints", false},
 		{"a resource that does not serve the kind", func() (string, error) {

@@ -35,7 +35,7 @@ func TestStoreContract(t *testing.T) {
 	})
 	t.Run("Pods", func(t *testing.T) {
 		t.Parallel()
-		portstest.RunObjects(t, portstest.Pods, func(t *testing.T) portstest.Fixture[*corev1.Pod, *metav1.PartialObjectMetadata] {
+		portstest.RunObjects(t, portstest.Pods, func(*testing.T) portstest.Fixture[*corev1.Pod, *metav1.PartialObjectMetadata] {
 			s := memory.NewStore[*corev1.Pod](portstest.Pods.GroupKind)
 			return portstest.Fixture[*corev1.Pod, *metav1.PartialObjectMetadata]{
 				Namespace: "contract", Reader: s.Metadata(), Writer: s, Other: s, Get: s.Get,
