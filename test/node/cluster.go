@@ -293,7 +293,7 @@ func (c *Cluster) startProc(name string, args ...string) error {
 func (c *Cluster) startControllers() error {
 	err := c.startProc("kube-controller-manager",
 		"--kubeconfig="+c.CP.KubeconfigPath,
-		"--controllers=deployment,replicaset,garbagecollector,namespace,serviceaccount,serviceaccount-token,endpointslice,disruption,podgc,nodelifecycle,root-ca-certificate-publisher-controller,clusterrole-aggregation",
+		"--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,endpointslice-controller,disruption-controller,pod-garbage-collector-controller,node-lifecycle-controller,root-ca-certificate-publisher-controller,clusterrole-aggregation-controller",
 		"--service-account-private-key-file="+c.CP.ServiceAccountKeyPath,
 		"--root-ca-file="+c.CP.CACertPath,
 		"--use-service-account-credentials=false",

@@ -253,3 +253,35 @@ func BinaryLayer(path, name string) ([]File, error) {
 	}
 	return []File{{Path: name, Mode: 0o755, Data: data}}, nil
 }
+
+// OperatorRef is the operator's image as the node tier deploys it:
+// `make deploy IMG=hexagonal-operator:node`, which containerd names so.
+const (
+	OperatorIMG = "hexagonal-operator:node"
+	OperatorRef = "docker.io/library/" + OperatorIMG
+)
+
+// OperatorImage is the operator's image the way the Dockerfile assembles
+// it — the static binary of `make build` at /operator on distroless
+// static:nonroot, run as 65532 — with the base layer made from this
+// machine's files instead of pulled.
+func OperatorImage(binary string) (Image, error) {
+	base, err := StaticBaseLayer("/etc/ssl/certs/ca-certificates.crt", "/usr/share/zoneinfo")
+	if err != nil {
+		return Image{}, err
+	}
+	op, err := BinaryLayer(binary, "operator")
+	if err != nil {
+		return Image{}, fmt.Errorf("operator binary (make build): %w", err)
+	}
+	return Image{
+		Ref:    OperatorRef,
+		Layers: [][]File{base, op},
+		Config: ImageConfig{
+			User:       fmt.Sprintf("%d:%d", NonrootUID, NonrootUID),
+			Entrypoint: []string{"/operator"},
+			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"},
+			WorkingDir: "/",
+		},
+	}, nil
+}
