@@ -20,6 +20,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# Bridged Pod traffic must cross iptables for Services (kube-proxy's DNAT
+# of replies between Pods on the same bridge).
+if [ ! -e /proc/sys/net/bridge/bridge-nf-call-iptables ]; then
+  modprobe br_netfilter 2>/dev/null || { echo "node-setup: the kernel lacks br_netfilter" >&2; exit 1; }
+fi
 # The Debian package enables a system containerd; the node tier starts its
 # own, with its own root and socket, so the system one is not needed.
 echo "node-setup: containerd $(containerd --version | awk '{print $3}'), runc $(runc --version | awk 'NR==1{print $3}'), CNI plugins in /usr/lib/cni"

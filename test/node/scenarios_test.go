@@ -354,6 +354,14 @@ func rolloutUnderPodCreation(ctx context.Context, t *testing.T, c *node.Cluster,
 	}
 	_, rolloutErr := c.Kubectl(ctx, "-n", opNamespace, "rollout", "status", "deployment/"+opDeployment, "--timeout=110s")
 	rollout := time.Since(began)
+	// The rollout is complete when the new Pods are available; the old
+	// ones still terminate (SIGTERM, up to terminationGracePeriodSeconds):
+	// the load goes on until they are gone.
+	gone := rolloutErr == nil && eventually(ctx, 90*time.Second, 250*time.Millisecond, func() bool {
+		pods, err := cs.CoreV1().Pods(opNamespace).List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 2 && pods.Items[0].DeletionTimestamp == nil && pods.Items[1].DeletionTimestamp == nil
+	})
+	oldGone := time.Since(began)
 	during := created.Load() - before
 	time.Sleep(2 * time.Second) // and some after
 	close(stop)
@@ -361,12 +369,15 @@ func rolloutUnderPodCreation(ctx context.Context, t *testing.T, c *node.Cluster,
 	if rolloutErr != nil {
 		t.Fatalf("rollout: %v%s", rolloutErr, podSummary(ctx, cs, opNamespace))
 	}
+	if !gone {
+		t.Fatalf("the old operator Pods did not terminate within 90s%s", podSummary(ctx, cs, opNamespace))
+	}
 	waitAvailable(ctx, t, cs, 2, time.Minute)
 	if err := cs.CoreV1().Pods(userNS).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=load"}); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("figure: rollout restart under Pod creation → rollout complete in %s; %d Pods admitted during it, %d in all, %d failed admissions",
-		rollout.Round(100*time.Millisecond), during, created.Load(), failed.Load())
+	t.Logf("figure: rollout restart under Pod creation → rollout complete in %s, old Pods gone in %s; %d Pods admitted in that time, %d in all, %d failed admissions",
+		rollout.Round(100*time.Millisecond), oldGone.Round(100*time.Millisecond), during, created.Load(), failed.Load())
 	if failed.Load() > 0 {
 		t.Errorf("%d Pod creations failed during the rollout; first: %s", failed.Load(), strings.Join(failures, " | "))
 	}
