@@ -95,7 +95,7 @@ func Start(ctx context.Context, bin string, logf func(string, ...any)) (*Cluster
 		return nil, fmt.Errorf("node prerequisites missing: %s", strings.Join(missing, "; "))
 	}
 	if _, err := os.Stat("/sys/class/net/" + Bridge); err == nil {
-		return nil, fmt.Errorf("interface %s exists: an earlier run did not finish its teardown (ip link delete %s)", Bridge, Bridge)
+		return nil, fmt.Errorf("interface %s exists: an earlier run was killed before its teardown (hack/node-cleanup.sh removes what it left)", Bridge)
 	}
 	c := &Cluster{Bin: bin, log: logf, before: readHost(ctx)}
 	dir, err := os.MkdirTemp("", "node-")
@@ -103,6 +103,11 @@ func Start(ctx context.Context, bin string, logf func(string, ...any)) (*Cluster
 		return nil, err
 	}
 	c.Dir = dir
+	// For hack/node-cleanup.sh, should this run be killed before Stop.
+	if err := writeSysctls(filepath.Join(dir, "sysctl.before"), c.before); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
 	if err := c.start(ctx); err != nil {
 		if stopErr := c.Stop(); stopErr != nil {
 			err = errors.Join(err, stopErr)
@@ -129,6 +134,10 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	c.CP = cp
+	// For hack/node-cleanup.sh, should this run be killed before Stop.
+	if err := os.WriteFile(filepath.Join(c.Dir, "controlplane-dir"), []byte(cp.Dir), 0o644); err != nil {
+		return err
+	}
 	c.log("node: control plane ready at %s", cp.Config.Host)
 	if err := c.forwardAPIServer(); err != nil {
 		return err

@@ -393,6 +393,21 @@ func removeCgroups(roots []string) error {
 	return errors.Join(errs...)
 }
 
+// writeSysctls records the values read before the cluster started, one
+// "key value" a line (key as under /proc/sys).
+func writeSysctls(path string, before hostState) error {
+	keys := make([]string, 0, len(before.sysctls))
+	for k := range before.sysctls {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s %s\n", k, before.sysctls[k])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
 // restoreSysctls writes back the values read before the cluster started.
 func restoreSysctls(before hostState) error {
 	var errs []error
