@@ -373,10 +373,24 @@ func rolloutUnderPodCreation(ctx context.Context, t *testing.T, c *node.Cluster,
 		t.Fatalf("the old operator Pods did not terminate within 90s%s", podSummary(ctx, cs, opNamespace))
 	}
 	waitAvailable(ctx, t, cs, 2, time.Minute)
+	// Every admitted Pod went through the mutating webhook.
+	load, err := cs.CoreV1().Pods(userNS).List(ctx, metav1.ListOptions{LabelSelector: "app=load"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	annotated := 0
+	for _, p := range load.Items {
+		if p.Annotations["example-mutating-admission-webhook"] == "foo" {
+			annotated++
+		}
+	}
+	if annotated != len(load.Items) || int64(len(load.Items)) != created.Load() {
+		t.Errorf("%d Pods created, %d listed, %d of them annotated by the webhook", created.Load(), len(load.Items), annotated)
+	}
 	if err := cs.CoreV1().Pods(userNS).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=load"}); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("figure: rollout restart under Pod creation → rollout complete in %s, old Pods gone in %s; %d Pods admitted in that time, %d in all, %d failed admissions",
+	t.Logf("figure: rollout restart under Pod creation → rollout complete in %s, old Pods gone in %s; %d Pods admitted in that time, %d in all, each annotated by the webhook, %d failed admissions",
 		rollout.Round(100*time.Millisecond), oldGone.Round(100*time.Millisecond), during, created.Load(), failed.Load())
 	if failed.Load() > 0 {
 		t.Errorf("%d Pod creations failed during the rollout; first: %s", failed.Load(), strings.Join(failures, " | "))
