@@ -58,6 +58,7 @@ func TestOperatorOnANode(t *testing.T) {
 	ok = ok && t.Run("metrics through the Service", func(t *testing.T) { metricsThroughService(ctx, t, c, cs) })
 	ok = ok && t.Run("self-mode certificates through the Service", func(t *testing.T) { selfModeCertificates(ctx, t, c, cs, dyn) })
 	ok = ok && t.Run("leader Pod deleted", func(t *testing.T) { leaderPodDeleted(ctx, t, cs) })
+	ok = ok && t.Run("leader killed", func(t *testing.T) { leaderKilled(ctx, t, cs) })
 	ok = ok && t.Run("rollout restart under Pod creation", func(t *testing.T) { rolloutUnderPodCreation(ctx, t, c, cs) })
 	ok = ok && t.Run("undeploy leaves nothing", func(t *testing.T) { undeploy(ctx, t, c, cs, dyn) })
 	if !ok {

@@ -8,10 +8,12 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +29,7 @@ import (
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	chaosv2 "github.com/hexagonal-operator/operator/api/chaos/v2"
+	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
 	"github.com/hexagonal-operator/operator/test/node"
 )
 
@@ -300,6 +303,72 @@ func leaderPodDeleted(ctx context.Context, t *testing.T, cs kubernetes.Interface
 	t.Logf("figure: leader Pod %s deleted → %s leads after %s (lease %s + retry 2s is the bound without a release); new ReplicaSet labeled %s after the template change",
 		oldPod, pod, takeover.Round(10*time.Millisecond), lease, labeled.Round(10*time.Millisecond))
 	waitAvailable(ctx, t, cs, 2, 2*time.Minute)
+}
+
+// leaderKilled: the leader's process killed with SIGKILL cannot release its
+// Lease; another identity (the other replica, or the restarted container
+// under a new one) leads once the lease runs out.
+func leaderKilled(ctx context.Context, t *testing.T, cs kubernetes.Interface) {
+	var old, oldPod string
+	var lease time.Duration
+	if !eventually(ctx, time.Minute, 250*time.Millisecond, func() bool {
+		old, oldPod, lease = leaseHolder(ctx, cs)
+		return old != ""
+	}) {
+		t.Fatal("no leader")
+	}
+	pod, err := cs.CoreV1().Pods(opNamespace).Get(ctx, oldPod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := containerProcess(string(pod.UID), "/operator")
+	if pid == 0 {
+		t.Fatalf("no /operator process in a cgroup of Pod %s (%s)", oldPod, pod.UID)
+	}
+	began := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var holder, newPod string
+	if !eventually(ctx, lease+time.Minute, 100*time.Millisecond, func() bool {
+		holder, newPod, _ = leaseHolder(ctx, cs)
+		return holder != "" && holder != old
+	}) {
+		t.Fatalf("the Lease stayed with %q after its process was killed", old)
+	}
+	takeover := time.Since(began)
+	// The lease runs out at most its duration after the kill; a standby
+	// tries every retry period stretched by up to the jitter factor.
+	const retry = 2 * time.Second
+	bound := lease + time.Duration(float64(retry)*(1+leaderelection.JitterFactor))
+	t.Logf("figure: leader process in Pod %s killed (SIGKILL, no release) → %s leads after %s (bound: lease %s + retry %s × %.1f jitter = %s)",
+		oldPod, newPod, takeover.Round(10*time.Millisecond), lease, retry, 1+leaderelection.JitterFactor, bound)
+	if takeover > bound+time.Second {
+		t.Errorf("takeover took %s, more than the bound %s (and a second's slack)", takeover, bound)
+	}
+	waitAvailable(ctx, t, cs, 2, 2*time.Minute)
+}
+
+// containerProcess finds the process of a container of the Pod podUID
+// whose command line starts with cmd: the kubelet (cgroupfs driver) puts a
+// Pod's containers under a cgroup named pod<uid>.
+func containerProcess(podUID, cmd string) int {
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cgroup, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+		if err != nil || !strings.Contains(string(cgroup), "pod"+podUID) {
+			continue
+		}
+		line, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && strings.HasPrefix(string(line), cmd+"\x00") {
+			return pid
+		}
+	}
+	return 0
 }
 
 // rolloutUnderPodCreation: `kubectl rollout restart` of the operator while a
