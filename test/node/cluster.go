@@ -51,6 +51,8 @@ type Cluster struct {
 	before   hostState
 	procs    []*proc // in start order
 	forward  net.Listener
+	fwdMu    sync.Mutex
+	fwdConns map[net.Conn]bool // open forwarded connections; nil once stopped
 	fwdWG    sync.WaitGroup
 	stopOnce sync.Once
 	stopErr  error
@@ -213,26 +215,43 @@ func (c *Cluster) forwardAPIServer() error {
 		return fmt.Errorf("listen for the API server forwarder: %w", err)
 	}
 	c.forward = l
+	c.fwdConns = map[net.Conn]bool{}
 	target := strings.TrimPrefix(c.CP.Config.Host, "https://")
+	track := func(conn net.Conn, open bool) bool {
+		c.fwdMu.Lock()
+		defer c.fwdMu.Unlock()
+		if c.fwdConns == nil { // stopped
+			return false
+		}
+		if open {
+			c.fwdConns[conn] = true
+		} else {
+			delete(c.fwdConns, conn)
+		}
+		return true
+	}
 	c.fwdWG.Add(1)
 	go func() {
 		defer c.fwdWG.Done()
-		var conns sync.WaitGroup
-		defer conns.Wait()
 		for {
 			in, err := l.Accept()
 			if err != nil {
 				return // closed by Stop
 			}
-			conns.Add(1)
+			c.fwdWG.Add(1)
 			go func() {
-				defer conns.Done()
+				defer c.fwdWG.Done()
 				defer func() { _ = in.Close() }()
 				out, err := net.DialTimeout("tcp", target, 5*time.Second)
 				if err != nil {
 					return
 				}
 				defer func() { _ = out.Close() }()
+				if !track(in, true) || !track(out, true) {
+					return
+				}
+				defer track(in, false)
+				defer track(out, false)
 				done := make(chan struct{}, 2)
 				go func() { _, _ = io.Copy(out, in); done <- struct{}{} }()
 				go func() { _, _ = io.Copy(in, out); done <- struct{}{} }()
@@ -241,6 +260,22 @@ func (c *Cluster) forwardAPIServer() error {
 		}
 	}()
 	return nil
+}
+
+// stopForwarder closes the listener and every forwarded connection, and
+// waits for their goroutines.
+func (c *Cluster) stopForwarder() {
+	if c.forward == nil {
+		return
+	}
+	_ = c.forward.Close()
+	c.fwdMu.Lock()
+	for conn := range c.fwdConns {
+		_ = conn.Close()
+	}
+	c.fwdConns = nil
+	c.fwdMu.Unlock()
+	c.fwdWG.Wait()
 }
 
 // publishAPIServer points the kubernetes Service at the forwarder: the
@@ -640,10 +675,7 @@ func (c *Cluster) stop() error {
 	if err := deleteChains(ctx, newChains(c.before, readHost(ctx), "KUBE-")); err != nil {
 		errs = append(errs, err)
 	}
-	if c.forward != nil {
-		_ = c.forward.Close()
-		c.fwdWG.Wait()
-	}
+	c.stopForwarder()
 	if c.CP != nil {
 		if err := c.CP.Stop(); err != nil {
 			errs = append(errs, err)

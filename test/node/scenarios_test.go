@@ -383,7 +383,7 @@ func rolloutUnderPodCreation(ctx context.Context, t *testing.T, c *node.Cluster,
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i := 0; ; i++ {
+		for i := 0; i < 10000; i++ { // about 10 minutes at this pace
 			select {
 			case <-stop:
 				return
