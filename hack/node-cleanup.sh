@@ -2,22 +2,26 @@
 # Removes what a killed `make test-node` run left on this machine: the
 # shims and containers of its containerd, their mounts and network
 # namespaces, the bridge hxonode0, the KUBE-* iptables chains, the kubelet's
-# kubepods cgroups, the sysctls it changed and its /tmp/node-* folders. A run that ends normally
-# removes all of this itself and fails when it cannot; use this only when
-# no node test is running. Needs root.
+# kubepods cgroups, the sysctls it changed and its node-* folders under
+# $TMPDIR (else /tmp). A run that ends normally removes all of this itself
+# and fails when it cannot; use this only when no node test is running.
+# Needs root.
 set -uo pipefail
 [ "$(id -u)" = 0 ] || { echo "node-cleanup: run as root" >&2; exit 1; }
+# The tests' folders are os.MkdirTemp's: under $TMPDIR, else /tmp.
+tmp=${TMPDIR:-/tmp}
+tmp=${tmp%/}
 
 # Processes: containerd's shims of the node tier, then every container.
-pkill -KILL -f 'containerd-shim-runc-v2 .*-address /tmp/node-' 2>/dev/null
+pkill -KILL -f "containerd-shim-runc-v2 .*-address $tmp/node-" 2>/dev/null
 for procs in $(find /sys/fs/cgroup/*/kubepods -name cgroup.procs 2>/dev/null); do
   xargs -r kill -KILL <"$procs" 2>/dev/null
 done
-pkill -KILL -f '/tmp/node-[0-9]+/' 2>/dev/null
+pkill -KILL -f "$tmp/node-[0-9]+/" 2>/dev/null
 sleep 1
 
 # Mounts (network namespaces, overlays, volumes), deepest first.
-awk '$5 ~ "^/tmp/node-" {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do
+awk -v p="^$tmp/node-" '$5 ~ p {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do
   umount -l "$m" 2>/dev/null
 done
 
@@ -42,7 +46,7 @@ done
 
 # The sysctls the kubelet, kube-proxy and the bridge plugin set, back to
 # what the run read before it started.
-for saved in /tmp/node-[0-9]*/sysctl.before; do
+for saved in "$tmp"/node-[0-9]*/sysctl.before; do
   [ -f "$saved" ] || continue
   while read -r key value; do
     printf '%s' "$value" >"/proc/sys/$key" 2>/dev/null
@@ -50,8 +54,8 @@ for saved in /tmp/node-[0-9]*/sysctl.before; do
 done
 
 # The control plane's folder of the run (its processes died with it).
-for saved in /tmp/node-[0-9]*/controlplane-dir; do
+for saved in "$tmp"/node-[0-9]*/controlplane-dir; do
   [ -f "$saved" ] && rm -rf "$(cat "$saved")"
 done
-rm -rf /tmp/node-[0-9]*
-echo "node-cleanup: done; left: $(ip -br link show hxonode0 2>/dev/null | wc -l) bridge, $(awk '$5 ~ "^/tmp/node-"' /proc/self/mountinfo | wc -l) mounts, $(iptables-save 2>/dev/null | grep -c '^:KUBE-') chains, $(ls -d /sys/fs/cgroup/*/kubepods 2>/dev/null | wc -l) cgroup roots"
+rm -rf "$tmp"/node-[0-9]*
+echo "node-cleanup: done; left: $(ip -br link show hxonode0 2>/dev/null | wc -l) bridge, $(awk -v p="^$tmp/node-" '$5 ~ p' /proc/self/mountinfo | wc -l) mounts, $(iptables-save 2>/dev/null | grep -c '^:KUBE-') chains, $(ls -d /sys/fs/cgroup/*/kubepods 2>/dev/null | wc -l) cgroup roots"
