@@ -36,13 +36,14 @@ ldflags() {
   echo "-s -w -X k8s.io/component-base/version.gitVersion=$1 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 }
 export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
-export CGO_ENABLED=0
 echo "node tools: building ${missing[*]}; the first build takes about 5 minutes on 2 cores"
 worker=()
 for tool in "${missing[@]}"; do
   case $tool in
   kube-scheduler)
     start=$SECONDS
+    # The control plane's flags (../build.sh), so that its compiled
+    # packages are reused.
     (cd "$tools" && go build -trimpath -ldflags "$(ldflags "$cp_version")" -o "$bin/kube-scheduler" ./node/kube-scheduler)
     echo "node tools: kube-scheduler $cp_version built in $((SECONDS - start))s"
     ;;
@@ -51,7 +52,7 @@ for tool in "${missing[@]}"; do
 done
 if [ ${#worker[@]} -gt 0 ]; then
   start=$SECONDS
-  (cd "$here/worker" && go build -trimpath -ldflags "$(ldflags "$worker_version")" -o "$bin/" "${worker[@]}")
+  (cd "$here/worker" && CGO_ENABLED=0 go build -trimpath -ldflags "$(ldflags "$worker_version")" -o "$bin/" "${worker[@]}")
   echo "node tools: ${worker[*]} $worker_version built in $((SECONDS - start))s"
 fi
 echo "$hash" > "$bin/.node-tools-hash"
