@@ -27,6 +27,13 @@ tools: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl into b
 test: tools ## Run every test tier (unit, contract, integration, end to end) with the race detector.
 	go test $(TEST_FLAGS) ./...
 
+.PHONY: test-node
+test-node: tools build ## Run the node tier (test/node: a real kubelet, containerd and the operator's image, deployed with make deploy); needs root, installs its Debian packages (hack/node-setup.sh); prints its figures.
+	./hack/node-setup.sh
+	./test/tools/node/build.sh $(BIN)
+	@mkdir -p .run; echo "test-node: full output (component logs on failure) in .run/test-node.log"
+	set -o pipefail; OPERATOR_NODE_TEST=1 go test -count=1 -v -timeout 30m ./test/node/ 2>&1 | tee .run/test-node.log | grep -E 'figure:|node:|node tier:|^(--- |ok|FAIL|panic)|_test.go:'
+
 .PHONY: test-reliability
 test-reliability: tools ## Run only the fault tests (test/reliability: failover, API server loss, watch expiry, shutdown under load), verbose with their figures.
 	set -o pipefail; go test $(TEST_FLAGS) -count=1 -v ./test/reliability/ 2>&1 | grep -E 'figure:|^(--- |ok|FAIL|panic)'

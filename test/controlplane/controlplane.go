@@ -30,7 +30,9 @@ type Options struct {
 	// AuditPolicy, when set, turns the audit log on with this policy (YAML).
 	// DefaultAuditPolicy records every request at Metadata level.
 	AuditPolicy string
-	// APIServerFlags are extra kube-apiserver flags ("--name=value").
+	// APIServerFlags are extra kube-apiserver flags ("--name=value"); one
+	// named like a default flag replaces it (the node tier turns the
+	// ServiceAccount admission plugin back on this way).
 	APIServerFlags []string
 	// StartTimeout bounds how long Start waits for readiness (default 60s).
 	StartTimeout time.Duration
@@ -240,7 +242,7 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bins map[string]str
 			"--audit-log-mode=blocking",
 		)
 	}
-	args = append(args, cp.opts.APIServerFlags...)
+	args = overrideFlags(args, cp.opts.APIServerFlags)
 	apiserver, err := startProcess("kube-apiserver", bins["kube-apiserver"], cp.Dir, args)
 	if err != nil {
 		return err
@@ -271,6 +273,23 @@ func (cp *ControlPlane) startComponents(ctx context.Context, bins map[string]str
 		cp.processes = append(cp.processes, kcm)
 	}
 	return nil
+}
+
+// overrideFlags appends extra to args, dropping each flag of args that
+// extra names again ("--name=value" form).
+func overrideFlags(args, extra []string) []string {
+	name := func(flag string) string { n, _, _ := strings.Cut(flag, "="); return n }
+	named := map[string]bool{}
+	for _, f := range extra {
+		named[name(f)] = true
+	}
+	out := make([]string, 0, len(args)+len(extra))
+	for _, f := range args {
+		if !named[name(f)] {
+			out = append(out, f)
+		}
+	}
+	return append(out, extra...)
 }
 
 // waitHTTP polls url until it answers 200 or p exits.
