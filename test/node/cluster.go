@@ -587,7 +587,11 @@ func (c *Cluster) waitNodeReady(ctx context.Context) error {
 	return poll(ctx, 2*time.Minute, 500*time.Millisecond, "node "+NodeName+" Ready", func(ctx context.Context) (bool, string, error) {
 		for _, p := range c.procs {
 			if !p.running() {
-				return false, "", fmt.Errorf("%s exited (%v):\n%s", p.name, p.waitErr, p.tail(40))
+				status := "exit status 0"
+				if p.waitErr != nil {
+					status = p.waitErr.Error()
+				}
+				return false, "", fmt.Errorf("%s exited (%s):\n%s", p.name, status, p.tail(40))
 			}
 		}
 		n, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})

@@ -12,7 +12,7 @@ import (
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "-v" {
-		os.Stdout.WriteString("pause (hexagonal-operator node tier)\n")
+		_, _ = os.Stdout.WriteString("pause (hexagonal-operator node tier)\n")
 		return
 	}
 	sigs := make(chan os.Signal, 8)
