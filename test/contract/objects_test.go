@@ -60,7 +60,7 @@ func startCluster(t *testing.T) *cluster {
 
 // fixture returns the suite's fixture factory for resource, read through
 // reader; each test gets a namespace of its own.
-func fixture[T, R portstest.Object](t *testing.T, cl *cluster, resource schema.GroupVersionResource, reader func() (*cache.Resource[R], error)) func(*testing.T) portstest.Fixture[T, R] {
+func fixture[T, R cache.Object](t *testing.T, cl *cluster, resource schema.GroupVersionResource, reader func() (*cache.Resource[R], error)) func(*testing.T) portstest.Fixture[T, R] {
 	t.Helper()
 	r, err := reader()
 	require.NoError(t, err)
@@ -78,7 +78,7 @@ func fixture[T, R portstest.Object](t *testing.T, cl *cluster, resource schema.G
 
 // authoritative reads an object straight from the API server, through the
 // dynamic client and a typed decode.
-func authoritative[T portstest.Object](cl *cluster, resource schema.GroupVersionResource) func(context.Context, types.NamespacedName) (T, error) {
+func authoritative[T cache.Object](cl *cluster, resource schema.GroupVersionResource) func(context.Context, types.NamespacedName) (T, error) {
 	return func(ctx context.Context, key types.NamespacedName) (T, error) {
 		out := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
 		u, err := cl.other.Dynamic.Resource(resource).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})

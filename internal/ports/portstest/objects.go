@@ -30,16 +30,10 @@ const (
 	tick    = 20 * time.Millisecond
 )
 
-// Object is a typed Kubernetes object.
-type Object interface {
-	metav1.Object
-	runtime.Object
-}
-
 // Fixture is one implementation of ports.Reader and ports.Writer for a
 // kind, and a back door into the same store. Its values must be safe for
 // concurrent use: the suite's tests run in parallel.
-type Fixture[T, R Object] struct {
+type Fixture[T, R metav1.Object] struct {
 	// Namespace is where the suite creates objects; it exists. Fixtures may
 	// share it: every test uses its own names.
 	Namespace string
@@ -56,7 +50,7 @@ type Fixture[T, R Object] struct {
 }
 
 // Kind says how the suite makes and changes objects of the kind under test.
-type Kind[T Object] struct {
+type Kind[T metav1.Object] struct {
 	GroupKind schema.GroupKind
 	// New returns a valid object named key, with the label app=web and the
 	// annotation note=kept.
@@ -73,7 +67,7 @@ type Kind[T Object] struct {
 
 // RunObjects checks the behaviour that the domain relies on from
 // ports.Reader and ports.Writer. newFixture is called once per test.
-func RunObjects[T, R Object](t *testing.T, kind Kind[T], newFixture func(t *testing.T) Fixture[T, R]) {
+func RunObjects[T, R metav1.Object](t *testing.T, kind Kind[T], newFixture func(t *testing.T) Fixture[T, R]) {
 	t.Helper()
 	tests := []struct {
 		name string
@@ -101,18 +95,18 @@ func RunObjects[T, R Object](t *testing.T, kind Kind[T], newFixture func(t *test
 	}
 }
 
-type suite[T, R Object] struct {
+type suite[T, R metav1.Object] struct {
 	Fixture[T, R]
 	kind Kind[T]
 }
 
-func getMissing[T, R Object](t *testing.T, s suite[T, R]) {
+func getMissing[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	_, err := s.Reader.Get(t.Context(), s.key("missing"))
 	require.ErrorIs(t, err, ports.ErrNotFound)
 	assertOnlyPortError(t, err, ports.ErrNotFound)
 }
 
-func createThenRead[T, R Object](t *testing.T, s suite[T, R]) {
+func createThenRead[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	key := s.key("created")
 	out, err := s.Writer.Create(t.Context(), s.kind.New(key))
 	require.NoError(t, err)
@@ -127,7 +121,7 @@ func createThenRead[T, R Object](t *testing.T, s suite[T, R]) {
 	assert.Equal(t, out.GetUID(), got.GetUID())
 }
 
-func createExisting[T, R Object](t *testing.T, s suite[T, R]) {
+func createExisting[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	key := s.key("twice")
 	s.create(t, key)
 	_, err := s.Writer.Create(t.Context(), s.kind.New(key))
@@ -135,7 +129,7 @@ func createExisting[T, R Object](t *testing.T, s suite[T, R]) {
 	assertOnlyPortError(t, err, ports.ErrAlreadyExists)
 }
 
-func deleteThenForget[T, R Object](t *testing.T, s suite[T, R]) {
+func deleteThenForget[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	key := s.key("deleted")
 	created := s.create(t, key)
 	s.waitSeen(t, key)
@@ -147,7 +141,7 @@ func deleteThenForget[T, R Object](t *testing.T, s suite[T, R]) {
 	}, waitFor, tick, "the reader forgets the deleted object")
 }
 
-func deleteOtherUID[T, R Object](t *testing.T, s suite[T, R]) {
+func deleteOtherUID[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	key := s.key("incarnation")
 	s.create(t, key)
 	err := s.Writer.Delete(t.Context(), key, types.UID("a0000000-0000-4000-8000-000000000000"))
@@ -157,7 +151,7 @@ func deleteOtherUID[T, R Object](t *testing.T, s suite[T, R]) {
 	require.NoError(t, err, "the object is still there")
 }
 
-func deleteMissing[T, R Object](t *testing.T, s suite[T, R]) {
+func deleteMissing[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	err := s.Writer.Delete(t.Context(), s.key("never"), "")
 	require.ErrorIs(t, err, ports.ErrNotFound)
 	assertOnlyPortError(t, err, ports.ErrNotFound)
@@ -165,7 +159,7 @@ func deleteMissing[T, R Object](t *testing.T, s suite[T, R]) {
 
 // patchMerges is the race the patch exists for: someone labels the object
 // after the reader's last view of it, and the patch must keep that label.
-func patchMerges[T, R Object](t *testing.T, s suite[T, R]) {
+func patchMerges[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	key := s.key("patched")
 	s.create(t, key)
 	s.waitSeen(t, key)
@@ -183,7 +177,7 @@ func patchMerges[T, R Object](t *testing.T, s suite[T, R]) {
 	assert.True(t, equality.Semantic.DeepEqual(s.kind.Spec(before), s.kind.Spec(got)), "the spec is untouched")
 }
 
-func patchPresent[T, R Object](t *testing.T, s suite[T, R]) {
+func patchPresent[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	key := s.key("present")
 	s.create(t, key)
 	before := s.get(t, key).GetResourceVersion()
@@ -194,13 +188,13 @@ func patchPresent[T, R Object](t *testing.T, s suite[T, R]) {
 	assert.Equal(t, before, s.get(t, key).GetResourceVersion(), "nothing was written")
 }
 
-func patchMissing[T, R Object](t *testing.T, s suite[T, R]) {
+func patchMissing[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	err := s.Writer.PatchMetadata(t.Context(), s.key("nowhere"), ports.MetadataPatch{Labels: map[string]string{"a": "b"}})
 	require.ErrorIs(t, err, ports.ErrNotFound)
 	assertOnlyPortError(t, err, ports.ErrNotFound)
 }
 
-func concurrentPatchers[T, R Object](t *testing.T, s suite[T, R]) {
+func concurrentPatchers[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	key := s.key("crowded")
 	s.create(t, key)
 	const writers = 8
@@ -224,7 +218,7 @@ func concurrentPatchers[T, R Object](t *testing.T, s suite[T, R]) {
 	assert.Equal(t, want, s.get(t, key).GetLabels())
 }
 
-func updateStale[T, R Object](t *testing.T, s suite[T, R]) {
+func updateStale[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	key := s.key("stale")
 	s.create(t, key)
 	stale := s.get(t, key)
@@ -241,12 +235,12 @@ func updateStale[T, R Object](t *testing.T, s suite[T, R]) {
 	}
 }
 
-func updateParts[T, R Object](t *testing.T, s suite[T, R]) {
+func updateParts[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	key := s.key("parts")
 	s.create(t, key)
 	stored := s.get(t, key)
 
-	next := stored.DeepCopyObject().(T)
+	next := deepCopy(stored)
 	s.kind.ChangeSpec(next)
 	next.SetLabels(map[string]string{"app": "web", "updated": "yes"})
 	if s.kind.ChangeStatus != nil {
@@ -263,7 +257,7 @@ func updateParts[T, R Object](t *testing.T, s suite[T, R]) {
 	}
 	assert.True(t, equality.Semantic.DeepEqual(s.kind.Status(stored), s.kind.Status(got)), "Update kept the stored status")
 
-	next = got.DeepCopyObject().(T)
+	next = deepCopy(got)
 	s.kind.ChangeStatus(next)
 	s.kind.ChangeSpec(next) // ignored by UpdateStatus
 	_, err = s.Writer.UpdateStatus(t.Context(), next)
@@ -273,7 +267,7 @@ func updateParts[T, R Object](t *testing.T, s suite[T, R]) {
 	assert.True(t, equality.Semantic.DeepEqual(s.kind.Spec(got), s.kind.Spec(after)), "UpdateStatus kept the spec")
 }
 
-func writesObserved[T, R Object](t *testing.T, s suite[T, R]) {
+func writesObserved[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	type write struct {
 		kind schema.GroupKind
 		rv   string
@@ -307,6 +301,12 @@ func writesObserved[T, R Object](t *testing.T, s suite[T, R]) {
 	updated, err := s.Writer.Update(ctx, next)
 	require.NoError(t, err)
 	assert.Equal(t, write{s.kind.GroupKind, updated.GetResourceVersion()}, last(), "update")
+}
+
+// deepCopy copies an API object of type T (every API type is a
+// runtime.Object).
+func deepCopy[T metav1.Object](obj T) T {
+	return any(obj).(runtime.Object).DeepCopyObject().(T) //nolint:forcetypeassert // API types are runtime.Objects
 }
 
 func assertOnlyPortError(t *testing.T, err, want error) {
