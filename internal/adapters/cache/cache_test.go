@@ -34,7 +34,6 @@ const (
 	tick    = 10 * time.Millisecond
 )
 
-
 func replicaSet(ns, name string) *appsv1.ReplicaSet {
 	return &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
 		Namespace: ns, Name: name, Labels: map[string]string{"app": name},
