@@ -106,3 +106,12 @@ func Run(p runParams) {
 
 // Module runs the parts of the group. Put it in the application once.
 var Module = fx.Module("lifecycle", fx.Invoke(Run))
+
+// Value groups of the health checks (ports.HealthCheck), as result tags
+// for the constructors that join them: the health server serves the first
+// at /healthz (liveness: only a restart helps) and the second at /readyz
+// (readiness: this replica can serve admission).
+const (
+	GroupHealthz = `group:"healthz"`
+	GroupReadyz  = `group:"readyz"`
+)

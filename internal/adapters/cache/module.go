@@ -19,7 +19,7 @@ import (
 var Module = fx.Module("cache",
 	fx.Provide(
 		New,
-		fx.Annotate(func(c *Cache) ports.HealthCheck { return c }, fx.ResultTags(`group:"readyz"`)),
+		fx.Annotate(func(c *Cache) ports.HealthCheck { return c }, fx.ResultTags(lifecycle.GroupReadyz)),
 	),
 	lifecycle.Register[*Cache]("informers", lifecycle.Caches),
 )

@@ -13,6 +13,10 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
+// GroupSchemes is the fx value group of the scheme functions
+// (func(*runtime.Scheme) error) the recorder adds, as a result tag.
+const GroupSchemes = `group:"event-schemes"`
+
 // Module provides ports.EventRecorder (and *Recorder).
 //
 // It consumes kubeclient.Interface, *zap.Logger, an optional [Options], and
@@ -20,7 +24,7 @@ import (
 // (func(*runtime.Scheme) error), which are added to Options.AddToScheme;
 // that is how the ChaosPod API joins:
 //
-//	fx.Supply(fx.Annotate(chaosv1.AddToScheme, fx.ResultTags(`group:"event-schemes"`)))
+//	fx.Supply(fx.Annotate(chaosv1.AddToScheme, fx.ResultTags(events.GroupSchemes)))
 //
 // With a prometheus.Registerer in the graph it exports
 // operator_events_dropped_total{cause} there. Recording runs in the phase

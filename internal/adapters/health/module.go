@@ -16,10 +16,10 @@ import (
 // lifecycle.Probes (a taken port fails the start). Any module adds a check
 // with
 //
-//	fx.Annotate(newCheck, fx.ResultTags(`group:"readyz"`))
+//	fx.Annotate(newCheck, fx.ResultTags(lifecycle.GroupReadyz))
 var Module = fx.Module("health",
 	fx.Provide(
-		fx.Annotate(func() ports.HealthCheck { return Ping }, fx.ResultTags(`group:"healthz"`)),
+		fx.Annotate(func() ports.HealthCheck { return Ping }, fx.ResultTags(lifecycle.GroupHealthz)),
 		newServer,
 	),
 	lifecycle.Register[*Server]("health", lifecycle.Probes),

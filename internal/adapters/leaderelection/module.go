@@ -26,7 +26,7 @@ var Module = fx.Module("leaderelection",
 			fx.As(fx.Self()),
 			fx.As(new(ports.LeaderElector)),
 		),
-		fx.Annotate(func(e *Elector) ports.HealthCheck { return e }, fx.ResultTags(`group:"healthz"`)),
+		fx.Annotate(func(e *Elector) ports.HealthCheck { return e }, fx.ResultTags(lifecycle.GroupHealthz)),
 	),
 	lifecycle.Register[*Elector]("leader-election", lifecycle.Election),
 )

@@ -39,7 +39,7 @@ var Module = fx.Module("webhook",
 	fx.Provide(
 		newCertSource,
 		newServer,
-		fx.Annotate((*Server).ReadinessCheck, fx.ResultTags(`group:"readyz"`)),
+		fx.Annotate((*Server).ReadinessCheck, fx.ResultTags(lifecycle.GroupReadyz)),
 	),
 	lifecycle.Register[*Server]("webhook", lifecycle.Webhooks),
 )
