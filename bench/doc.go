@@ -3,8 +3,8 @@
 // kube-apiserver from test/controlplane, no kube-controller-manager, in a
 // temporary folder), installs the CRD and the webhook configurations from
 // config/ with every webhook pointed at the local operator, runs the
-// operator as a subprocess with the flags of "Running the operator" in the
-// README (--kubeconfig, free ports, --metrics-secure=false, a serving
+// operator as a subprocess with the flags of docs/reference.md
+// (--kubeconfig, free ports, --metrics-secure=false, a serving
 // certificate from the control plane's CA) and drives load at it from
 // unthrottled clients (QPS -1).
 //

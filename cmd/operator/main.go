@@ -22,7 +22,7 @@ import (
 // that Go's default of 100 leaves room to double in garbage before each
 // collection. 75 keeps less garbage beside the cache for somewhat more
 // frequent collections; lower targets cost the webhooks, whose requests
-// are mostly garbage, too much throughput (README, Performance).
+// are mostly garbage, too much throughput (docs/performance.md).
 // GOGC=100 restores Go's default.
 const defaultGCPercent = 75
 

@@ -119,7 +119,7 @@ const (
 // MiB of garbage, many times a second while its webhooks are busy, and
 // those collections take time from the webhooks. A cache big enough to
 // matter is past the floor on its own, so the floor costs memory only to a
-// nearly idle operator, the floor itself at most (README, Performance).
+// nearly idle operator, the floor itself at most (docs/performance.md).
 const DefaultGCHeapFloor = 12 << 20
 
 // inClusterNamespaceFile is where Kubernetes mounts the pod's namespace.

@@ -1,7 +1,7 @@
 // Package config turns the operator's command line and environment into a
 // validated Config.
 //
-// Flags follow kubebuilder's names (see the README's flag table). Each flag
+// Flags follow kubebuilder's names (docs/reference.md lists them). Each flag
 // can also be set through OPERATOR_<FLAG> (dashes become underscores, upper
 // case); an explicit flag wins over the environment. Parsing never prints:
 // it returns one error line naming the bad flag, and the caller decides how

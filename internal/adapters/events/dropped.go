@@ -7,14 +7,14 @@ import (
 )
 
 // DroppedMetric counts the Events the recorder gave up on, by cause: an
-// Event is best-effort (as in client-go, a full queue drops rather than
-// blocks a reconcile), but a dashboard should be able to tell that some
+// Event is best-effort (a queue that stays full drops rather than holds a
+// reconcile for long), but a dashboard should be able to tell that some
 // were lost.
 const DroppedMetric = "operator_events_dropped_total"
 
 // Causes of a dropped Event, the `cause` label of DroppedMetric.
 const (
-	DropQueueFull   = "queue_full"   // more than the queue holds were waiting
+	DropQueueFull   = "queue_full"   // the queue stayed full: writers stuck, or 10 s passed
 	DropNotRunning  = "not_running"  // recorded before Start or after Stop
 	DropInvalid     = "invalid"      // no reference to its object, or an unknown type
 	DropRejected    = "rejected"     // the API server refused it (invalid, forbidden)
