@@ -274,9 +274,9 @@ func (c *Cache) claim(kind, how string) error {
 
 // newInformer is a shared informer of the objects lw lists, which are of
 // example's type, indexed by indexers only. Not by namespace, as
-// client-go's factories index theirs: every read here is by key or by the
-// controller-owner index, and a namespace index costs a set entry per
-// cached object (about 0.5 MiB for 6000). client is what lw lists through:
+// client-go's factories index theirs: every read here is by key, and a
+// namespace index costs a set entry per cached object. client is what lw
+// lists through:
 // the reflector asks it whether it can serve watch-lists, which fakes
 // cannot. Its lists and watches wait out refused connections (see
 // patience), logging as kind.

@@ -19,8 +19,8 @@ const maxInterned = 4096
 // and annotation maps, owner reference lists. Objects of one owner mostly
 // carry the same ones (the Pods of a ReplicaSet have its template's labels,
 // the webhook's annotation and the same controller reference), and those
-// are most of a metadata-only Pod's memory: sharing them keeps about 1 KiB
-// per Pod out of the heap (make bench, workload memory).
+// are most of a metadata-only Pod's memory: sharing them keeps most of it
+// out of the heap (docs/performance.md, workload memory).
 //
 // Sharing is safe because a cached object is read-only (every reader's
 // contract says "do not mutate it"); equal values are indistinguishable

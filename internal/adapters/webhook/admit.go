@@ -193,9 +193,9 @@ func decodeRequest[T any](res Resource, req *admissionv1.AdmissionRequest) (port
 // unescaping: the API server never escapes a field name. The other
 // options of json-iterator's compatible configuration shape encoding
 // only. It decodes reviews and their objects several times faster than
-// encoding/json, which was the largest cost of a request after TLS
-// (BenchmarkValidate: 9 400 → 14 000 req/s on the 2-core development
-// machine), and exact names save an allocation per field.
+// encoding/json, which was the largest cost of a request after TLS (the
+// webhook benchmarks in docs/performance.md), and exact names save an
+// allocation per field.
 var decodeConfig = jsoniter.Config{
 	CaseSensitive:                 true,
 	ObjectFieldMustBeSimpleString: true,
