@@ -153,7 +153,8 @@ func deploymentImage(t *testing.T, cp *controlplane.ControlPlane) string {
 	return dep.Spec.Template.Spec.Containers[0].Image
 }
 
-// The README's deploy, typed as users type it: client-side `kubectl apply
+// The deploy of the README and docs/deploying.md, typed as users type it:
+// client-side `kubectl apply
 // -k config/default` creates everything (the CRD included, whose
 // last-applied annotation must fit), applying again server-side works, and
 // `make undeploy` leaves nothing; then kubebuilder's targets: `make install`

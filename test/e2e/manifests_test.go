@@ -91,7 +91,7 @@ func TestManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 
 var clusterScoped = []string{"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 
-// The Deployment is what the README's Deploy section promises, and its labels
+// The Deployment is what docs/deploying.md promises, and its labels
 // reach the Services that select it.
 func TestDeploymentIsHardenedAndSelected(t *testing.T) {
 	t.Parallel()
