@@ -154,9 +154,8 @@ func deploymentImage(t *testing.T, cp *controlplane.ControlPlane) string {
 }
 
 // The deploy of the README and docs/deploying.md, typed as users type it:
-// client-side `kubectl apply
-// -k config/default` creates everything (the CRD included, whose
-// last-applied annotation must fit), applying again server-side works, and
+// client-side `kubectl apply -k config/default` creates everything (the
+// CRD included, whose last-applied annotation must fit), applying again server-side works, and
 // `make undeploy` leaves nothing; then kubebuilder's targets: `make install`
 // and `uninstall`, `make build-installer` applied with `kubectl apply -f`,
 // `make deploy IMG=...` over it, and `make undeploy` again.
