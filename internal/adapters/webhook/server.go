@@ -421,7 +421,6 @@ func hangUp(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
 }
 
-// writeJSON sends v with code and returns the status code actually sent.
 // isJSON tells whether a Content-Type is application/json. The API
 // server sends exactly that; only other spellings (parameters, case) go
 // through mime.ParseMediaType and the map it allocates.
@@ -433,6 +432,7 @@ func isJSON(contentType string) bool {
 	return err == nil && mt == "application/json"
 }
 
+// writeJSON sends v with code and returns the status code actually sent.
 func writeJSON(w http.ResponseWriter, code int, v any) int {
 	body, err := json.Marshal(v)
 	if err != nil {
