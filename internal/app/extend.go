@@ -15,6 +15,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -44,9 +45,21 @@ func Controller(name string, newReconciler any, opts ...ControllerOption) fx.Opt
 	if err := spec.check(name, newReconciler); err != nil {
 		return fx.Error(err)
 	}
-	workers := spec.workers
+	workers, resource := spec.workers, spec.resource
 	return fx.Module(name,
 		spec.primary,
+		// The start-up check asks for what the controller's cache needs,
+		// and for its Events; what its reconciler writes is its own
+		// business.
+		fx.Provide(fx.Annotate(func(cfg config.Config) []kube.Access {
+			grant := "the RBAC of controller " + name
+			return []kube.Access{
+				{Verb: "list", Group: resource.Group, Resource: resource.Resource, Namespace: cfg.Namespace, GrantedBy: grant},
+				{Verb: "watch", Group: resource.Group, Resource: resource.Resource, Namespace: cfg.Namespace, GrantedBy: grant},
+				{Verb: "create", Group: "events.k8s.io", Resource: "events", Namespace: cfg.Namespace, GrantedBy: grant},
+				{Verb: "patch", Group: "events.k8s.io", Resource: "events", Namespace: cfg.Namespace, GrantedBy: grant},
+			}
+		}, fx.ResultTags(groupAccess))),
 		fx.Provide(fx.Private, fx.Annotate(newReconciler, fx.As(new(ports.Reconciler)))),
 		fx.Provide(fx.Annotate(func(d controller.Deps, r ports.Reconciler, p primary) (*controller.Controller, error) {
 			return controller.NewBuilder(name, d).For(p.Source).Workers(workers).Complete(r)
@@ -67,6 +80,7 @@ type ControllerOption func(*controllerSpec)
 func For[T cache.Object](resource schema.GroupVersionResource) ControllerOption {
 	return func(s *controllerSpec) {
 		s.fors++
+		s.resource = resource
 		s.primary = fx.Provide(fx.Private,
 			func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
 				if kubeclient.Scheme.IsVersionRegistered(resource.GroupVersion()) {
@@ -88,9 +102,10 @@ func Workers(n int) ControllerOption {
 }
 
 type controllerSpec struct {
-	primary fx.Option
-	fors    int
-	workers int
+	primary  fx.Option
+	resource schema.GroupVersionResource
+	fors     int
+	workers  int
 }
 
 // primary is the For kind's change notifications. Its own type keeps it

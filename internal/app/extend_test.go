@@ -135,3 +135,31 @@ func TestControllerDeclarationMistakes(t *testing.T) {
 		})
 	}
 }
+
+// A controller added from outside has its cache's and its Events' requests
+// checked at start-up, like the operator's own, naming the controller.
+func TestControllerJoinsThePermissionCheck(t *testing.T) {
+	t.Parallel()
+	var into got
+	var access struct {
+		fx.In
+		Extra []kube.Access `group:"required-access"`
+	}
+	a := fx.New(
+		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig", "--controllers=", "--namespace=team")),
+		app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets)),
+		fx.Populate(&access),
+		fx.NopLogger,
+	)
+	require.NoError(t, a.Err())
+	var got []string
+	for _, x := range access.Extra {
+		got = append(got, x.Verb+" "+x.Group+"/"+x.Resource+" in "+x.Namespace+" by "+x.GrantedBy)
+	}
+	assert.ElementsMatch(t, []string{
+		"list /secrets in team by the RBAC of controller secrets",
+		"watch /secrets in team by the RBAC of controller secrets",
+		"create events.k8s.io/events in team by the RBAC of controller secrets",
+		"patch events.k8s.io/events in team by the RBAC of controller secrets",
+	}, got)
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/fx"
 	"go.uber.org/zap"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
@@ -74,14 +75,28 @@ func RequiredAccess(cfg config.Config) []kube.Access {
 	return out
 }
 
+// groupAccess is the fx value group ([]kube.Access, flattened) of the
+// requests that parts added from outside make: [Controller] adds its For
+// kind's, so that its RBAC is checked at start-up like the operator's own.
+const groupAccess = `group:"required-access,flatten"`
+
+type permissionParams struct {
+	fx.In
+	Config config.Config
+	Client kubeclient.Interface
+	Logger *zap.Logger
+	Extra  []kube.Access `group:"required-access"`
+}
+
 // permissionCheck fails start-up, one line per missing permission, before
 // any informer or elector starts: without it a replica with too narrow a
 // Role turns Ready and then retries a forbidden request forever.
-func permissionCheck(cfg config.Config, client kubeclient.Interface, log *zap.Logger) lifecycle.Part {
+func permissionCheck(p permissionParams) lifecycle.Part {
+	cfg, client, log := p.Config, p.Client, p.Logger
 	return lifecycle.Part{Name: "permissions", Phase: lifecycle.Permissions, Start: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 		defer cancel()
-		wants := RequiredAccess(cfg)
+		wants := append(RequiredAccess(cfg), p.Extra...)
 		start := time.Now()
 		for {
 			err := kube.CheckAccess(ctx, client, wants)
