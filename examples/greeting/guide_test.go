@@ -44,7 +44,7 @@ func TestGuideShowsTheWiring(t *testing.T) {
 	for _, l := range wiring {
 		assert.True(t, slices.Contains(mainLines, l), "main.go has the guide's line %q", l)
 	}
-	for _, want := range []string{"app.Controller(", "app.Mutating[", "app.Validating[", "app.New(cfg, greetings)"} {
+	for _, want := range []string{"app.Controller(", "app.Mutating[", "app.Validating[", "app.Main(\"greeting\", os.Args[1:], os.Getenv, os.Stdout, os.Stderr, greetings)"} {
 		assert.True(t, slices.ContainsFunc(wiring, func(l string) bool { return strings.Contains(l, want) }), "the wiring shows %s", want)
 	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"go.uber.org/fx"
@@ -10,8 +8,6 @@ import (
 	greetingv1 "github.com/hexagonal-operator/operator/examples/greeting/api/v1"
 	"github.com/hexagonal-operator/operator/examples/greeting/greeting"
 	"github.com/hexagonal-operator/operator/internal/app"
-	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/version"
 )
 
 // greetings is the whole of the Greeting kind's wiring: its controller,
@@ -24,20 +20,5 @@ var greetings = fx.Options(
 )
 
 func main() {
-	cfg, err := config.Parse(os.Args[1:], os.Getenv)
-	if errors.Is(err, config.ErrHelp) {
-		config.Usage(os.Stdout)
-		return
-	}
-	if err != nil {
-		_, _ = fmt.Fprintf(os.Stderr, "greeting: %v\n", err)
-		os.Exit(2)
-	}
-	if cfg.Version {
-		_, _ = fmt.Println(version.String())
-		return
-	}
-	// Run starts the operator, stops it on SIGTERM or SIGINT within
-	// --shutdown-timeout, and exits non-zero when either fails.
-	app.New(cfg, greetings).Run()
+	os.Exit(app.Main("greeting", os.Args[1:], os.Getenv, os.Stdout, os.Stderr, greetings))
 }
