@@ -39,6 +39,7 @@ type Object interface {
 // [NewDynamicResource] (a kind kubeclient does not know, such as a CRD).
 type Resource[T Object] struct {
 	*source
+	what string // the kind in lower case, for errors: computed once, off the read path
 }
 
 var (
@@ -143,14 +144,14 @@ func newResource[T Object](c *Cache, gk schema.GroupKind, resource schema.GroupV
 	if err := c.claim(gk.Kind, id); err != nil {
 		return nil, err
 	}
-	return &Resource[T]{source: &source{cache: c, key: gk.Kind, gk: gk, build: build}}, nil
+	return &Resource[T]{source: &source{cache: c, key: gk.Kind, gk: gk, build: build}, what: strings.ToLower(gk.Kind)}, nil
 }
 
 // Get implements ports.Reader from the informer's store, once the kind has
 // synced. The object is the cached one: DeepCopy before changing it.
 func (r *Resource[T]) Get(ctx context.Context, key types.NamespacedName) (T, error) {
 	var zero T
-	what := strings.ToLower(r.gk.Kind)
+	what := r.what
 	inf, err := r.cache.syncedInformer(ctx, r.source)
 	if err != nil {
 		return zero, fmt.Errorf("read %s %s from cache: %w", what, key, err)
