@@ -12,19 +12,30 @@ import (
 	"time"
 )
 
-// process is one component of the control plane: its command, its log file
-// and a channel closed when it has exited.
-type process struct {
+// Process is one component of a test cluster: its command, its log file
+// and a channel closed when it has exited. The node tier runs its
+// components with it too.
+type Process struct {
 	name    string
 	cmd     *exec.Cmd
 	logPath string
 	logFile *os.File
 	exited  chan struct{}
 	waitErr error
+	killed  bool // stop needed SIGKILL
 }
 
-// startProcess runs bin with args, sending stdout and stderr to
-// <dir>/<name>.log.
+// process is the control plane's own name for it.
+type process = Process
+
+// StartProcess runs bin with args in dir, in its own process group, sending
+// stdout and stderr to <dir>/<name>.log; it is killed with the test binary
+// should that die first.
+func StartProcess(name, bin, dir string, args ...string) (*Process, error) {
+	return startProcess(name, bin, dir, args)
+}
+
+// startProcess is StartProcess with its arguments in a slice.
 func startProcess(name, bin, dir string, args []string) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
@@ -77,12 +88,37 @@ func (p *process) stop(grace time.Duration) error {
 	}
 	// Kill the whole group: some components fork helpers.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	p.killed = true
 	select {
 	case <-p.exited:
 		return nil
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, p.Pid())
 	}
+}
+
+// Name is the component's name, as its log file is named.
+func (p *Process) Name() string { return p.name }
+
+// Running reports whether the process has not exited yet.
+func (p *Process) Running() bool { return p.running() }
+
+// Stop sends SIGTERM, then SIGKILL to the group after grace, and waits for
+// the exit; Killed then says whether SIGKILL was needed.
+func (p *Process) Stop(grace time.Duration) error { return p.stop(grace) }
+
+// Killed reports whether Stop had to send SIGKILL.
+func (p *Process) Killed() bool { return p.killed }
+
+// Tail returns at most the last n lines of the process's log.
+func (p *Process) Tail(n int) string { return p.tail(n) }
+
+// ExitStatus says how the process exited: its wait error, or exit status 0.
+func (p *Process) ExitStatus() string {
+	if p.waitErr != nil {
+		return p.waitErr.Error()
+	}
+	return "exit status 0"
 }
 
 // tail returns at most the last n lines of the process's log.

@@ -586,12 +586,8 @@ func (c *Cluster) waitNodeReady(ctx context.Context) error {
 	cs := c.CP.Clientset()
 	return poll(ctx, 2*time.Minute, 500*time.Millisecond, "node "+NodeName+" Ready", func(ctx context.Context) (bool, string, error) {
 		for _, p := range c.procs {
-			if !p.running() {
-				status := "exit status 0"
-				if p.waitErr != nil {
-					status = p.waitErr.Error()
-				}
-				return false, "", fmt.Errorf("%s exited (%s):\n%s", p.name, status, p.tail(40))
+			if !p.Running() {
+				return false, "", fmt.Errorf("%s exited (%s):\n%s", p.Name(), p.ExitStatus(), p.Tail(40))
 			}
 		}
 		n, err := cs.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
@@ -614,7 +610,7 @@ func (c *Cluster) Clientset() kubernetes.Interface { return c.CP.Clientset() }
 func (c *Cluster) Logs(lines int) string {
 	var b strings.Builder
 	for _, p := range c.procs {
-		fmt.Fprintf(&b, "==> %s <==\n%s\n", p.name, p.tail(lines))
+		fmt.Fprintf(&b, "==> %s <==\n%s\n", p.Name(), p.Tail(lines))
 	}
 	if c.CP != nil {
 		b.WriteString(c.CP.Logs(lines))
@@ -639,8 +635,8 @@ func (c *Cluster) stop() error {
 	stopNamed := func(names ...string) {
 		for i := len(c.procs) - 1; i >= 0; i-- {
 			for _, n := range names {
-				if c.procs[i].name == n {
-					if err := c.procs[i].stop(15 * time.Second); err != nil {
+				if c.procs[i].Name() == n {
+					if err := stopProc(c.procs[i], 15*time.Second); err != nil {
 						errs = append(errs, err)
 					}
 				}
@@ -728,7 +724,7 @@ func newCgroups(before hostState) []string {
 
 func (c *Cluster) has(name string) bool {
 	for _, p := range c.procs {
-		if p.name == name {
+		if p.Name() == name {
 			return true
 		}
 	}
@@ -737,7 +733,7 @@ func (c *Cluster) has(name string) bool {
 
 func (c *Cluster) running(name string) bool {
 	for _, p := range c.procs {
-		if p.name == name && p.running() {
+		if p.Name() == name && p.Running() {
 			return true
 		}
 	}

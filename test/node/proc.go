@@ -5,91 +5,33 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/hexagonal-operator/operator/test/controlplane"
 )
 
-// proc is one component the cluster runs: its command, log and exit.
-type proc struct {
-	name    string
-	cmd     *exec.Cmd
-	logPath string
-	logFile *os.File
-	exited  chan struct{}
-	waitErr error
-}
+// proc is one component the cluster runs: the control plane's process
+// runner, which the node tier shares.
+type proc = controlplane.Process
 
 // startProc runs bin with args in its own process group, output to
 // <dir>/<name>.log, killed should the test binary die first.
 func startProc(name, bin, dir string, args ...string) (*proc, error) {
-	logPath := filepath.Join(dir, name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("create %s log: %w", name, err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		return nil, fmt.Errorf("start %s (%s): %w", name, bin, err)
-	}
-	p := &proc{name: name, cmd: cmd, logPath: logPath, logFile: logFile, exited: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
-	return p, nil
+	return controlplane.StartProcess(name, bin, dir, args...)
 }
 
-func (p *proc) running() bool {
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
+// stopProc stops p as the teardown wants it: an error when SIGTERM was not
+// enough.
+func stopProc(p *proc, grace time.Duration) error {
+	if err := p.Stop(grace); err != nil {
+		return err
 	}
-}
-
-// stop sends SIGTERM, then SIGKILL to the group after grace.
-func (p *proc) stop(grace time.Duration) error {
-	defer func() { _ = p.logFile.Close() }()
-	if !p.running() {
-		return nil
+	if p.Killed() {
+		return fmt.Errorf("%s did not stop within %s of SIGTERM; killed", p.Name(), grace)
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(grace):
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	select {
-	case <-p.exited:
-		return fmt.Errorf("%s did not stop within %s of SIGTERM; killed", p.name, grace)
-	case <-time.After(10 * time.Second):
-		return fmt.Errorf("%s (pid %d) did not exit after SIGKILL", p.name, p.cmd.Process.Pid)
-	}
-}
-
-// tail is the last n lines of the log.
-func (p *proc) tail(n int) string { return tailFile(p.logPath, n) }
-
-func tailFile(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", path, err)
-	}
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
+	return nil
 }
 
 // run runs a short command and returns its combined output; the error
