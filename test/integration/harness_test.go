@@ -4,32 +4,15 @@ import (
 	"testing"
 
 	"go.uber.org/fx"
-	"go.uber.org/goleak"
-	"go.uber.org/zap"
 
-	"github.com/hexagonal-operator/operator/internal/adapters/logging"
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 	"github.com/hexagonal-operator/operator/test/operatortest"
 )
 
-func TestMain(m *testing.M) {
-	// klog's logger is process-wide and set without a lock: install the
-	// operator's switchable sink once, before parallel tests start clients
-	// that log, rather than from the first operator's start hook. It stays
-	// for the whole process.
-	_ = logging.RedirectKlog(zap.NewNop())
-	goleak.VerifyTestMain(m,
-		// klog's flush daemon and client-go's shared watch machinery live
-		// for the process.
-		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
-		goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/watch.(*Broadcaster).loop"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*Typed[...]).updateUnfinishedWorkLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("internal/poll.runtime_pollWait"),
-	)
-}
+// TestMain installs the operator's klog sink once and fails the package on
+// leaked goroutines, as every package of operators does.
+func TestMain(m *testing.M) { operatortest.Main(m) }
 
 // The harness is test/operatortest's, shared with the examples; these are
 // the names this package's tests call it by.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
 	"github.com/hexagonal-operator/operator/test/operatorproc"
+	"github.com/hexagonal-operator/operator/test/operatortest"
 )
 
 // operatorBin is built once by TestMain, race-instrumented when the tests
@@ -49,15 +50,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	goleak.VerifyTestMain(withoutChildren{m: m, cleanup: func() { _ = os.RemoveAll(dir) }},
-		// klog's flush daemon and client-go's shared watch machinery live
-		// for the process.
-		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
-		goleak.IgnoreAnyFunction("k8s.io/apimachinery/pkg/watch.(*Broadcaster).loop"),
-		goleak.IgnoreAnyFunction("k8s.io/client-go/util/workqueue.(*Typed[...]).updateUnfinishedWorkLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
-		goleak.IgnoreAnyFunction("internal/poll.runtime_pollWait"),
-	)
+		operatortest.IgnoredGoroutines()...)
 }
 
 // withoutChildren runs the tests and then fails the run when an operator or
