@@ -11,6 +11,7 @@
 //	make bench                                   # every workload once
 //	make bench BENCH_FLAGS="--runs=3 --workloads=rs-backlog,rs-burst"
 //	make bench BENCH_FLAGS="--runs=5 --ab=/tmp/old/operator"
+//	make bench BENCH_FLAGS="--workloads=scale --plot=docs/scale.svg"
 //	go run ./bench --scale=0.1 --chaos-duration=20s   # a quick check
 //
 // Ctrl-C or SIGTERM stops the operator and the control plane and removes
@@ -59,6 +60,17 @@
 //     when the Pod was deleted (matched by resourceVersion, see chaos.go);
 //     late-p50, late-p99 and late-max summarise them and early counts
 //     negative ones, Pods stopped before their time, which must be 0.
+//   - scale: at each N of --scale-n, N ReplicaSets each controlling one
+//     Pod (created at c=64, the Pods through the Pod webhooks of a first
+//     process of the --operator binary, whichever binary is measured;
+//     create is how long the 2N creates took), all there before the
+//     measured process starts with --controllers=replicaset. ready and
+//     labeled as for memory (every ReplicaSet is then listed and checked,
+//     and all N Labeled Events awaited); ceiling and ratio as for
+//     rs-backlog, with N PATCHes; rss and heap as for memory; per-object
+//     is heap / 2N; op-cpu and cp-cpu from process start until labeled.
+//     One line per N (and binary). --plot draws labeled and ceiling, rss
+//     and heap against N as an SVG.
 //
 // # Flags
 //
@@ -70,6 +82,10 @@
 //	--timeout=5m              how long a workload waits for convergence
 //	--scale=1                 multiplies every object and request count
 //	--warmup=true             one unmeasured run at a tenth of the scale first
+//	                          (for scale, before its first N only)
+//	--scale-n=10000,30000     the counts of the scale workload; 100000
+//	                          takes long and much memory on a small machine
+//	--plot=docs/scale.svg     write the scale workload's plot there
 //
 // # Reading the output
 //

@@ -15,7 +15,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -164,16 +166,21 @@ func (e *env) namespace(ctx context.Context, workload, label string) (string, er
 // controller would once it is empty. The next operator process caches
 // every namespace, so leftovers would skew its figures.
 func (e *env) deleteNamespace(ctx context.Context, ns string) error {
-	// A cleanup must run even when the run was interrupted.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	// A cleanup must run even when the run was interrupted; the scale
+	// workload leaves tens of thousands of objects to delete.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
 	defer cancel()
 	all := metav1.ListOptions{}
 	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)}
+	pods, rss, events := e.cs.CoreV1().Pods(ns), e.cs.AppsV1().ReplicaSets(ns), e.cs.CoreV1().Events(ns)
 	errs := []error{
 		ignoreNotFound(e.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).DeleteCollection(ctx, now, all)),
-		ignoreNotFound(e.cs.CoreV1().Pods(ns).DeleteCollection(ctx, now, all)),
-		ignoreNotFound(e.cs.AppsV1().ReplicaSets(ns).DeleteCollection(ctx, now, all)),
-		ignoreNotFound(e.cs.CoreV1().Events(ns).DeleteCollection(ctx, now, all)),
+		purge(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
+			func(ctx context.Context, name string) error { return pods.Delete(ctx, name, now) }),
+		purge(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return rss.List(ctx, o) },
+			func(ctx context.Context, name string) error { return rss.Delete(ctx, name, now) }),
+		purge(ctx, func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return events.List(ctx, o) },
+			func(ctx context.Context, name string) error { return events.Delete(ctx, name, now) }),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("clean namespace %s: %w", ns, err)
@@ -193,6 +200,44 @@ func (e *env) deleteNamespace(ctx context.Context, ns string) error {
 		return fmt.Errorf("finalize namespace %s: %w", ns, err)
 	}
 	return nil
+}
+
+// purge deletes every object list names, one DELETE each at c=32. A
+// DeleteCollection of tens of thousands of objects is one request, which
+// the API server, deleting them one after another, may time out.
+func purge(ctx context.Context, list func(context.Context, metav1.ListOptions) (runtime.Object, error), del func(context.Context, string) error) error {
+	var names []string
+	opts := metav1.ListOptions{Limit: listPage}
+	for {
+		page, err := list(ctx, opts)
+		if err != nil {
+			return ignoreNotFound(err)
+		}
+		items, err := meta.ExtractList(page)
+		if err != nil {
+			return err
+		}
+		for _, item := range items {
+			obj, err := meta.Accessor(item)
+			if err != nil {
+				return err
+			}
+			names = append(names, obj.GetName())
+		}
+		paged, err := meta.ListAccessor(page)
+		if err != nil {
+			return err
+		}
+		if opts.Continue = paged.GetContinue(); opts.Continue == "" {
+			break
+		}
+	}
+	return parallel(ctx, len(names), 32, func(ctx context.Context, i int) error {
+		if err := ignoreNotFound(del(ctx, names[i])); err != nil {
+			return fmt.Errorf("delete %s: %w", names[i], err)
+		}
+		return nil
+	})
 }
 
 func ignoreNotFound(err error) error {

@@ -18,6 +18,8 @@ const (
 	perSecond
 	mebibytes
 	ratio
+	// size is a small size in bytes, printed as B or KiB.
+	size
 )
 
 // figure is one named number of a workload run. Durations are seconds,
@@ -36,6 +38,7 @@ func rateOf(name string, n int, d time.Duration) figure {
 }
 func bytesOf(name string, b int64) figure   { return figure{name, float64(b), mebibytes} }
 func ratioOf(name string, v float64) figure { return figure{name, v, ratio} }
+func sizeOf(name string, b float64) figure  { return figure{name, b, size} }
 
 func (f figure) String() string { return f.name + "=" + f.formatValue() }
 
@@ -52,6 +55,11 @@ func (f figure) formatValue() string {
 		return fmt.Sprintf("%.0f/s", f.value)
 	case mebibytes:
 		return fmt.Sprintf("%.1fMiB", f.value/(1<<20))
+	case size:
+		if f.value < 10<<10 {
+			return fmt.Sprintf("%.0fB", f.value)
+		}
+		return fmt.Sprintf("%.1fKiB", f.value/(1<<10))
 	default:
 		return fmt.Sprintf("%.2f", f.value)
 	}

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +25,13 @@ type options struct {
 	timeout       time.Duration
 	scale         float64
 	warmup        bool
+	// scaleN are the object counts of the scale workload, one measured
+	// point each (before --scale applies).
+	scaleN []int
+	// plot is where the scale workload's SVG goes; empty for none.
+	plot string
+	// command is the invocation, for the plot's caption.
+	command string
 }
 
 // workload is one benchmark: run measures one operator binary once, in a
@@ -31,16 +39,26 @@ type options struct {
 type workload struct {
 	name string
 	run  func(ctx context.Context, e *env, bin, label string) (result, error)
+	// perN, instead of run, measures at each count of --scale-n in turn.
+	perN func(ctx context.Context, e *env, bin, label string, n int) (result, error)
+}
+
+// job is one line of output: a workload, or the scale workload at one N.
+type job struct {
+	workload
+	n    int  // the scale workload's N; 0 for the others
+	warm bool // warm up before it (the scale workload only before its first N)
 }
 
 // workloads in the order they run and print.
 var workloads = []workload{
-	{"rs-backlog", runRSBacklog},
-	{"rs-burst", runRSBurst},
-	{"webhook-mutate", runWebhookMutate},
-	{"webhook-validate", runWebhookValidate},
-	{"memory", runMemory},
-	{"chaos", runChaos},
+	{name: "rs-backlog", run: runRSBacklog},
+	{name: "rs-burst", run: runRSBurst},
+	{name: "webhook-mutate", run: runWebhookMutate},
+	{name: "webhook-validate", run: runWebhookValidate},
+	{name: "memory", run: runMemory},
+	{name: "chaos", run: runChaos},
+	{name: "scale", perN: runScale},
 }
 
 func workloadNames() []string {
@@ -82,11 +100,26 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&opts.timeout, "timeout", 5*time.Minute, "how long a workload waits for the operator to converge before failing")
 	fs.Float64Var(&opts.scale, "scale", 1, "multiplies every object and request count (e.g. 0.1 for a quick check)")
 	fs.BoolVar(&opts.warmup, "warmup", true, "run each workload once at a tenth of its scale, unmeasured, before its measured runs")
+	var scaleN string
+	fs.StringVar(&scaleN, "scale-n", "10000,30000", "comma-separated ReplicaSet counts of the scale workload (each owns one Pod)")
+	fs.StringVar(&opts.plot, "plot", "", "write an SVG plot of the scale workload's figures against N to this file")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
 	}
 	if fs.NArg() > 0 {
 		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	opts.command = strings.Join(append([]string{"go run ./bench"}, args...), " ")
+	for _, v := range strings.Split(scaleN, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return opts, fmt.Errorf("--scale-n: %q is not a positive count", v)
+		}
+		opts.scaleN = append(opts.scaleN, n)
 	}
 	for _, n := range strings.Split(names, ",") {
 		n = strings.TrimSpace(n)
@@ -107,6 +140,10 @@ func parseFlags(args []string) (options, error) {
 		return opts, errors.New("--scale must be positive")
 	case opts.chaosDuration < time.Second:
 		return opts, errors.New("--chaos-duration must be at least 1s")
+	case len(opts.scaleN) == 0 && slices.Contains(opts.workloads, "scale"):
+		return opts, errors.New("--scale-n names no count")
+	case opts.plot != "" && !slices.Contains(opts.workloads, "scale"):
+		return opts, errors.New("--plot draws the scale workload, which --workloads leaves out")
 	}
 	var err error
 	if opts.operator, err = binary(opts.operator); err != nil {
@@ -149,12 +186,10 @@ func run(ctx context.Context, opts options) error {
 		binaries = append(binaries, struct{ label, path string }{"B", opts.ab})
 		logf("A = %s, B = %s", opts.operator, opts.ab)
 	}
-	for _, w := range workloads {
-		if !slices.Contains(opts.workloads, w.name) {
-			continue
-		}
+	scalePoints := make([][]result, len(binaries)) // the scale workload's medians, per binary
+	for _, w := range jobs(opts) {
 		wBegan := time.Now()
-		if opts.warmup {
+		if opts.warmup && w.warm {
 			// Each binary warms up: what a first run pays is not all the
 			// API server's (connections, heap growth are the process's).
 			for _, b := range binaries {
@@ -180,7 +215,7 @@ func run(ctx context.Context, opts options) error {
 					label = bin.label
 				}
 				logf("%s: run %d/%d %s", w.name, i+1, opts.runs, strings.TrimSpace(label+" "+bin.path))
-				r, err := w.run(ctx, e, bin.path, label)
+				r, err := w.runOnce(ctx, e, bin.path, label)
 				if err != nil {
 					return fmt.Errorf("%s: %w", w.name, err)
 				}
@@ -196,6 +231,11 @@ func run(ctx context.Context, opts options) error {
 				return fmt.Errorf("%s: %w", w.name, err)
 			}
 		}
+		if w.n > 0 {
+			for b := range binaries {
+				scalePoints[b] = append(scalePoints[b], medians[b])
+			}
+		}
 		if len(binaries) == 1 {
 			fmt.Printf("%-16s  %s\n", w.name, medians[0])
 		} else {
@@ -205,8 +245,45 @@ func run(ctx context.Context, opts options) error {
 		}
 		logf("%s: done in %s", w.name, time.Since(wBegan).Round(100*time.Millisecond))
 	}
+	if opts.plot != "" {
+		series := make([]scaleSeries, len(binaries))
+		for b, bin := range binaries {
+			series[b] = scaleSeriesOf(filepath.Base(bin.path), scalePoints[b])
+		}
+		if err := writePlotFile(opts.plot, series, time.Now(), opts.command); err != nil {
+			return err
+		}
+		logf("plot written to %s", opts.plot)
+	}
 	logf("all done in %s", time.Since(began).Round(time.Second))
 	return nil
+}
+
+// jobs lists what run measures, in order: the chosen workloads, the scale
+// workload once per --scale-n count.
+func jobs(opts options) []job {
+	var out []job
+	for _, w := range workloads {
+		if !slices.Contains(opts.workloads, w.name) {
+			continue
+		}
+		if w.perN == nil {
+			out = append(out, job{workload: w, warm: true})
+			continue
+		}
+		for i, n := range opts.scaleN {
+			out = append(out, job{workload: w, n: n, warm: i == 0})
+		}
+	}
+	return out
+}
+
+// runOnce measures one binary once.
+func (j job) runOnce(ctx context.Context, e *env, bin, label string) (result, error) {
+	if j.perN != nil {
+		return j.perN(ctx, e, bin, label, j.n)
+	}
+	return j.run(ctx, e, bin, label)
 }
 
 // warmUp runs w once with bin at a tenth of its scale (a chaos window of at
@@ -215,12 +292,12 @@ func run(ctx context.Context, opts options) error {
 // conversions and admission calls for a kind, connections, heap growth),
 // so without a warm-up the first binary in the rotation would carry that
 // cost in its figures.
-func warmUp(ctx context.Context, e *env, w workload, bin string) error {
+func warmUp(ctx context.Context, e *env, w job, bin string) error {
 	saved := e.opts
 	defer func() { e.opts = saved }()
 	e.opts.scale = saved.scale / 10
 	e.opts.chaosDuration = min(saved.chaosDuration, 15*time.Second)
 	logf("%s: warm-up %s", w.name, bin)
-	_, err := w.run(ctx, e, bin, "warmup")
+	_, err := w.runOnce(ctx, e, bin, "warmup")
 	return err
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,16 +23,22 @@ func TestEveryWorkloadRunsAtATinyScale(t *testing.T) {
 	require.NoError(t, err)
 	bin, err := operatorproc.BuildRelease(root, t.TempDir())
 	require.NoError(t, err)
+	plot := filepath.Join(t.TempDir(), "scale.svg")
 	opts, err := parseFlags([]string{
 		"--operator=" + bin,
 		"--scale=0.01",
 		"--warmup=false",
 		"--chaos-duration=3s",
 		"--timeout=2m",
+		"--scale-n=10000", // the scale workload at N=100
+		"--plot=" + plot,
 	})
 	require.NoError(t, err)
 	require.ElementsMatch(t, workloadNames(), opts.workloads, "every workload, by default")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	require.NoError(t, run(ctx, opts))
+	svg, err := os.ReadFile(plot)
+	require.NoError(t, err)
+	require.Contains(t, string(svg), "N=100:", "the scale workload's point")
 }

@@ -38,7 +38,7 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 	if err != nil {
 		return nil, err
 	}
-	if err := e.seedPods(ctx, bin, ns, owners, nPods, concurrency); err != nil {
+	if _, err := e.seedPods(ctx, bin, "memory", ns, owners, nPods, concurrency); err != nil {
 		return nil, err
 	}
 
@@ -88,15 +88,17 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 }
 
 // seedPods creates n Pods spread over owners while an operator process
-// answers the Pod webhooks, then stops that process.
-func (e *env) seedPods(ctx context.Context, bin, ns string, owners []*appsv1.ReplicaSet, n, concurrency int) (err error) {
-	op, err := e.startOperator(bin, "memory-seed", "chaospod")
+// answers the Pod webhooks, then stops that process, and returns how long
+// the creates took. workload names the process's log and the progress
+// line.
+func (e *env) seedPods(ctx context.Context, bin, workload, ns string, owners []*appsv1.ReplicaSet, n, concurrency int) (_ time.Duration, err error) {
+	op, err := e.startOperator(bin, workload+"-seed", "chaospod")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() { err = errors.Join(err, op.stop()) }()
 	if _, err := op.waitReady(ctx); err != nil {
-		return err
+		return 0, err
 	}
 	began := time.Now()
 	err = parallel(ctx, n, concurrency, func(ctx context.Context, i int) error {
@@ -107,8 +109,9 @@ func (e *env) seedPods(ctx context.Context, bin, ns string, owners []*appsv1.Rep
 		}
 		return nil
 	})
-	logf("memory: %d pods created in %s", n, time.Since(began).Round(100*time.Millisecond))
-	return err
+	took := time.Since(began)
+	logf("%s: %d pods created in %s", workload, n, took.Round(100*time.Millisecond))
+	return took, err
 }
 
 // ownedPod is a Pod of rs as the ReplicaSet controller would create it:

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// scalePoint is what one binary measured at one N of the scale workload:
+// times in seconds, sizes in bytes.
+type scalePoint struct {
+	n, labeled, ceiling, rss, heap float64
+}
+
+// scaleSeries is one binary's points, named after the binary.
+type scaleSeries struct {
+	name   string
+	points []scalePoint
+}
+
+// writePlotFile writes the scale plot to path.
+func writePlotFile(path string, series []scaleSeries, at time.Time, command string) error {
+	var buf bytes.Buffer
+	if err := writeScalePlot(&buf, series, at, command); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write plot: %w", err)
+	}
+	return nil
+}
+
+// The plot's geometry, in SVG user units: two panels side by side, each a
+// plot area with room for its axes, and a caption below.
+const (
+	plotPanelW   = 480
+	plotPanelH   = 340
+	plotLeft     = 64 // room for the y tick labels and axis label
+	plotRight    = 16
+	plotTop      = 40 // room for the panel title
+	plotBottom   = 52 // room for the x tick labels and axis label
+	plotCaptionH = 56
+)
+
+// seriesColors tell the binaries apart; the metrics of a panel are told
+// apart by solid and dashed lines.
+var seriesColors = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd"}
+
+// panel is one chart: two metrics of every series against N.
+type panel struct {
+	title, yLabel string
+	metrics       [2]string                   // legend names: solid, dashed
+	values        func(scalePoint) [2]float64 // in the y axis unit
+	unit          string                      // for point tooltips
+}
+
+// writeScalePlot draws, against N, (a) the time to all labeled and the
+// direct-write ceiling and (b) RSS and Go heap, for every series, with the
+// date and the command in a caption. Standard library only: the SVG is
+// built as text.
+func writeScalePlot(w io.Writer, series []scaleSeries, at time.Time, invocation string) error {
+	if len(series) == 0 {
+		return fmt.Errorf("plot: no series")
+	}
+	sorted := make([]scaleSeries, len(series))
+	for i, s := range series {
+		pts := slices.Clone(s.points)
+		slices.SortFunc(pts, func(a, b scalePoint) int { return int(a.n - b.n) })
+		sorted[i] = scaleSeries{name: s.name, points: pts}
+	}
+	panels := []panel{
+		{
+			title:   "(a) start to all labeled, and the ceiling",
+			yLabel:  "seconds",
+			metrics: [2]string{"all labeled", "ceiling (N direct PATCHes)"},
+			values:  func(p scalePoint) [2]float64 { return [2]float64{p.labeled, p.ceiling} },
+			unit:    "s",
+		},
+		{
+			title:   "(b) operator memory after settling",
+			yLabel:  "MiB",
+			metrics: [2]string{"RSS", "Go heap in use"},
+			values:  func(p scalePoint) [2]float64 { return [2]float64{p.rss / (1 << 20), p.heap / (1 << 20)} },
+			unit:    "MiB",
+		},
+	}
+	command := wrap(invocation, 150)
+	width := len(panels) * plotPanelW
+	height := plotPanelH + plotCaptionH + 14*max(0, len(command)-2)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?>`+"\n")
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", width, height)
+	for i, p := range panels {
+		drawPanel(&b, p, sorted, float64(i*plotPanelW))
+	}
+	caption := fmt.Sprintf("scale workload, medians per N; measured %s", at.UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11">%s</text>`+"\n", plotPanelH+18, esc(caption))
+	for i, line := range command {
+		fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11" font-family="monospace">%s</text>`+"\n", plotPanelH+34+14*i, esc(line))
+	}
+	b.WriteString("</svg>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// drawPanel draws one chart with its left edge at x0.
+func drawPanel(b *strings.Builder, p panel, series []scaleSeries, x0 float64) {
+	left, top := x0+plotLeft, float64(plotTop)
+	w, h := float64(plotPanelW-plotLeft-plotRight), float64(plotPanelH-plotTop-plotBottom)
+	var maxX, maxY float64
+	for _, s := range series {
+		for _, pt := range s.points {
+			maxX = max(maxX, pt.n)
+			v := p.values(pt)
+			maxY = max(maxY, v[0], v[1])
+		}
+	}
+	xStep, yStep := niceStep(maxX), niceStep(maxY)
+	xMax, yMax := xStep*math.Ceil(maxX/xStep), yStep*math.Ceil(maxY/yStep)
+	if maxX == 0 {
+		xMax = xStep
+	}
+	if maxY == 0 {
+		yMax = yStep
+	}
+	px := func(v float64) float64 { return left + w*v/xMax }
+	py := func(v float64) float64 { return top + h - h*v/yMax }
+
+	fmt.Fprintf(b, `<g id="%s">`+"\n", esc(strings.Fields(p.title)[0]))
+	fmt.Fprintf(b, `<text x="%.1f" y="22" font-size="14" font-weight="bold">%s</text>`+"\n", left, esc(p.title))
+	// Grid, ticks and tick labels.
+	for v := 0.0; v <= yMax+yStep/2; v += yStep {
+		y := py(v)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", left, y, left+w, y)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, y+4, tickLabel(v))
+	}
+	for v := 0.0; v <= xMax+xStep/2; v += xStep {
+		x := px(v)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#e0e0e0"/>`+"\n", x, top, x, top+h)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, top+h+16, tickLabel(v))
+	}
+	fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#333"/>`+"\n", left, top, w, h)
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">N: ReplicaSets, each owning one Pod (2N objects cached)</text>`+"\n", left+w/2, top+h+36)
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" transform="rotate(-90 %.1f %.1f)">%s</text>`+"\n", x0+16, top+h/2, x0+16, top+h/2, esc(p.yLabel))
+
+	// Lines and points, then the legend in the upper left corner.
+	for i, s := range series {
+		color := seriesColors[i%len(seriesColors)]
+		for m := range 2 {
+			dash := ""
+			if m == 1 {
+				dash = ` stroke-dasharray="6 4"`
+			}
+			name := s.name + ": " + p.metrics[m]
+			coords := make([]string, len(s.points))
+			for k, pt := range s.points {
+				coords[k] = fmt.Sprintf("%.1f,%.1f", px(pt.n), py(p.values(pt)[m]))
+			}
+			fmt.Fprintf(b, `<g class="series" data-name="%s">`+"\n", esc(name))
+			fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(coords, " "), color, dash)
+			for _, pt := range s.points {
+				v := p.values(pt)[m]
+				fill := color
+				if m == 1 {
+					fill = "white"
+				}
+				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s, N=%.0f: %s %s</title></circle>`+"\n",
+					px(pt.n), py(v), fill, color, esc(name), pt.n, strconv.FormatFloat(v, 'f', 2, 64), p.unit)
+			}
+			b.WriteString("</g>\n")
+			ly := top + 14 + float64(2*i+m)*16
+			fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>`+"\n", left+10, ly-4, left+34, ly-4, color, dash)
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", left+40, ly, esc(name))
+		}
+	}
+	b.WriteString("</g>\n")
+}
+
+// niceStep is a tick step of 1, 2 or 5 times a power of ten giving about
+// five ticks up to maxV.
+func niceStep(maxV float64) float64 {
+	if maxV <= 0 {
+		return 1
+	}
+	raw := maxV / 5
+	pow := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*pow >= raw {
+			return m * pow
+		}
+	}
+	return 10 * pow
+}
+
+// tickLabel prints 30000 as 30k and keeps small values short.
+func tickLabel(v float64) string {
+	if v >= 1000 && math.Mod(v, 1000) == 0 {
+		return strconv.FormatFloat(v/1000, 'f', -1, 64) + "k"
+	}
+	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+}
+
+// wrap splits s at spaces into lines of at most width bytes where it can.
+func wrap(s string, width int) []string {
+	var lines []string
+	var line string
+	for _, word := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(word) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// esc escapes text for SVG content and attribute values.
+func esc(s string) string {
+	var b strings.Builder
+	_ = xml.EscapeText(&b, []byte(s))
+	return b.String()
+}

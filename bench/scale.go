@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// scale: N ReplicaSets, each controlling one Pod, all there before the
+// operator starts, at each N of --scale-n: how start-up, convergence and
+// memory grow with the cluster. There is no kube-controller-manager, so the
+// Pods are created here with controller owner references, as the
+// ReplicaSet controller would; they pass the operator's Pod webhooks, which
+// a first process of the --operator binary (chaospod controller only)
+// serves while they are created, whichever binary is measured, so every
+// binary meets the same objects. create is how long the 2N creates took
+// (the seeding process's start not included).
+// ready is process start to /readyz 200, labeled process start to the last
+// label seen (every ReplicaSet is then listed and checked, and all N
+// Labeled Events awaited). ceiling is N label PATCHes sent straight to
+// the API server as rs-backlog sends them; ratio = labeled / ceiling. rss
+// and heap are read as the memory workload reads them, once settled;
+// per-object is heap / 2N, the cached ReplicaSets and Pods together.
+// op-cpu and cp-cpu are from process start until labeled.
+func runScale(ctx context.Context, e *env, bin, label string, base int) (_ result, err error) {
+	const createConcurrency, patchConcurrency = 64, 32
+	n := e.opts.n(base)
+	ns, cleanup, err := e.scratch(ctx, "scale", label)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, cleanup()) }()
+
+	ceiling, err := e.patchCeiling(ctx, label, n, patchConcurrency)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	owners, err := e.createReplicaSets(ctx, ns, n, createConcurrency)
+	if err != nil {
+		return nil, err
+	}
+	rsCreated := time.Since(began)
+	logf("scale: %d ReplicaSets created in %s", n, rsCreated.Round(100*time.Millisecond))
+	podsCreated, err := e.seedPods(ctx, e.opts.operator, "scale", ns, owners, n, createConcurrency)
+	if err != nil {
+		return nil, err
+	}
+	created := rsCreated + podsCreated
+
+	lw, err := e.watchLabels(ctx, ns, n)
+	if err != nil {
+		return nil, err
+	}
+	op, err := e.startOperator(bin, "scale", "replicaset")
+	if err != nil {
+		lw.stop()
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, op.stop()) }()
+	cpu, err := e.meterCPU(op)
+	if err != nil {
+		lw.stop()
+		return nil, err
+	}
+	ready, err := op.waitReady(ctx)
+	if err != nil {
+		lw.stop()
+		return nil, err
+	}
+	at, err := lw.wait(ctx, op, e.opts.timeout)
+	if err != nil {
+		return nil, err
+	}
+	spent, err := cpu.figures()
+	if err != nil {
+		return nil, err
+	}
+	if err := e.verifyLabeled(ctx, ns, n); err != nil {
+		return nil, err
+	}
+	events, err := e.waitLabeledEvents(ctx, ns, n)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-time.After(memorySettle):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if err := op.alive(); err != nil {
+		return nil, err
+	}
+	rss, err := op.rss()
+	if err != nil {
+		return nil, err
+	}
+	heap, err := op.metric(ctx, "go_memstats_heap_inuse_bytes")
+	if err != nil {
+		return nil, err
+	}
+	labeled := at.Sub(op.started)
+	return append(result{
+		paramOf("n", n),
+		durationOf("create", created),
+		durationOf("ready", ready),
+		durationOf("labeled", labeled),
+		durationOf("ceiling", ceiling),
+		ratioOf("ratio", labeled.Seconds()/ceiling.Seconds()),
+		countOf("events", events),
+		bytesOf("rss", rss),
+		bytesOf("heap", int64(heap)),
+		sizeOf("per-object", heap/float64(2*n)),
+	}, spent...), nil
+}
+
+// scaleSeriesOf turns one binary's scale results into plot points.
+func scaleSeriesOf(name string, results []result) scaleSeries {
+	s := scaleSeries{name: name}
+	for _, r := range results {
+		s.points = append(s.points, scalePoint{
+			n:       r.value("n"),
+			labeled: r.value("labeled"),
+			ceiling: r.value("ceiling"),
+			rss:     r.value("rss"),
+			heap:    r.value("heap"),
+		})
+	}
+	return s
+}
+
+// value is the named figure of r; 0 when r has none.
+func (r result) value(name string) float64 {
+	for _, f := range r {
+		if f.name == name {
+			return f.value
+		}
+	}
+	return 0
+}
+
+// verifyLabeled lists every ReplicaSet of ns and fails unless all n carry
+// the label: the watch counted labels it saw, this checks what is stored.
+func (e *env) verifyLabeled(ctx context.Context, ns string, n int) error {
+	names, err := e.replicaSetLabels(ctx, ns)
+	if err != nil {
+		return err
+	}
+	missing := 0
+	for _, ok := range names {
+		if !ok {
+			missing++
+		}
+	}
+	if len(names) != n || missing > 0 {
+		return fmt.Errorf("%s holds %d ReplicaSets, %d of them without %s=%s; want %d, all labeled", ns, len(names), missing, labelKey, labelValue, n)
+	}
+	return nil
+}
