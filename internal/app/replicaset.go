@@ -35,9 +35,22 @@ func newPods(c *cache.Cache) (pods, error) {
 	return pods{r}, err
 }
 
+// replicaSets is the operator's cache of ReplicaSets, metadata only: the
+// reconciler decides on labels alone, and a ReplicaSet's Pod template is
+// most of its memory.
+type replicaSets struct {
+	*cache.Resource[*metav1.PartialObjectMetadata]
+}
+
+func newReplicaSets(c *cache.Cache) (replicaSets, error) {
+	r, err := cache.NewMetadataResource(c, replicaSetsResource, "ReplicaSet")
+	return replicaSets{r}, err
+}
+
 // replicaSetOptions wires the ReplicaSet controller: ReplicaSets cached
-// typed and patched through the metadata client, the domain's reconciler,
-// and a controller that watches ReplicaSets and the Pods they control.
+// metadata only and patched through the metadata client, the domain's
+// reconciler, and a controller that watches ReplicaSets and the Pods they
+// control.
 func replicaSetOptions(cfg config.Config) fx.Option {
 	if !cfg.Runs(config.ControllerReplicaSet) {
 		return fx.Module("replicaset")
@@ -45,18 +58,16 @@ func replicaSetOptions(cfg config.Config) fx.Option {
 	return fx.Module("replicaset",
 		fx.Provide(
 			fx.Private,
-			func(c *cache.Cache) (*cache.Resource[*appsv1.ReplicaSet], error) {
-				return cache.NewResource[*appsv1.ReplicaSet](c, replicaSetsResource)
-			},
+			newReplicaSets,
 			func(c *kube.Clients) (*kube.Writer[*appsv1.ReplicaSet], error) {
 				return kube.NewWriter[*appsv1.ReplicaSet](c, replicaSetsResource)
 			},
-			func(r *cache.Resource[*appsv1.ReplicaSet], w *kube.Writer[*appsv1.ReplicaSet], e ports.EventRecorder) (*replicaset.Reconciler, error) {
+			func(r replicaSets, w *kube.Writer[*appsv1.ReplicaSet], e ports.EventRecorder) (*replicaset.Reconciler, error) {
 				return replicaset.New(r, w, e)
 			},
 		),
 		fx.Provide(
-			func(r *cache.Resource[*appsv1.ReplicaSet], p pods) ReplicaSetWatches {
+			func(r replicaSets, p pods) ReplicaSetWatches {
 				return ReplicaSetWatches{ReplicaSets: r, Pods: p}
 			},
 			fx.Annotate(newReplicaSetController, fx.ResultTags(controller.GroupControllers)),

@@ -258,6 +258,8 @@ func TestManagedFields(t *testing.T) {
 			cachedPod, err := podsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web-1"})
 			require.NoError(t, err)
 			assert.Equal(t, keep, cachedPod.ManagedFields != nil, "pod managedFields")
+			assert.Equal(t, metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, cachedPod.TypeMeta,
+				"a metadata-only object says its kind, which the metadata client clears")
 			require.Eventually(t, func() bool { return len(pods.addedObjects()) == 1 }, waitFor, tick)
 			assert.Equal(t, keep, pods.addedObjects()[0].GetManagedFields() != nil, "delivered pod managedFields")
 		})

@@ -91,9 +91,23 @@ func NewMetadataResource(c *Cache, resource schema.GroupVersionResource, kind st
 	}
 	lw := listWatch(c.meta.Resource(resource).Namespace(namespaceOf(resource, kind, c.namespace)))
 	gk := schema.GroupKind{Group: resource.Group, Kind: kind}
-	return newResource[*metav1.PartialObjectMetadata](c, gk, resource, "metadata", func() toolscache.SharedIndexInformer {
+	r, err := newResource[*metav1.PartialObjectMetadata](c, gk, resource, "metadata", func() toolscache.SharedIndexInformer {
 		return newInformer(c.logger, kind, lw, c.meta, &metav1.PartialObjectMetadata{}, nil)
 	})
+	if err != nil {
+		return nil, err
+	}
+	// The metadata client clears what it lists of its type; a cached object
+	// says which kind it is, so that an Event about it, or any reader,
+	// can tell. Both strings are shared by every object of the kind.
+	typeMeta := metav1.TypeMeta{APIVersion: resource.GroupVersion().String(), Kind: kind}
+	r.decode = func(obj any) (any, error) {
+		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
+			m.TypeMeta = typeMeta
+		}
+		return obj, nil
+	}
+	return r, nil
 }
 
 // NewDynamicResource caches resource through the dynamic client, decoding

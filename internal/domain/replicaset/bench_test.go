@@ -28,7 +28,7 @@ func BenchmarkReconcile(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			store := memory.NewStore[*appsv1.ReplicaSet](appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind())
-			r, err := replicaset.New(store, store, memory.NewEventRecorder())
+			r, err := replicaset.New(store.Metadata(), store, memory.NewEventRecorder())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -14,7 +14,7 @@ import (
 )
 
 // The reconciler runs on the in-memory twins of its ports, with no API
-// server: one memory.Store is both the reader (the cache's role) and the
+// server: one memory.Store is both the reader (the cache's role, metadata only) and the
 // writer (the client's role), and memory.EventRecorder keeps the
 // Events so they can be printed. docs/testing.md walks through this recipe.
 func ExampleReconciler_Reconcile() {
@@ -31,7 +31,7 @@ func ExampleReconciler_Reconcile() {
 		return
 	}
 
-	r, err := replicaset.New(store, store, events)
+	r, err := replicaset.New(store.Metadata(), store, events)
 	if err != nil {
 		fmt.Println("new:", err)
 		return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -27,17 +28,22 @@ func NeedsLabel(labels map[string]string) bool {
 }
 
 // Reconciler labels ReplicaSets. Build it with New.
+//
+// It reads a ReplicaSet's metadata only: its labels are all it decides on,
+// so the cache behind the reader need not hold ReplicaSets' specs (the
+// Pod template is most of a ReplicaSet's memory). A reconciler that needs
+// the spec reads through a ports.Reader[*appsv1.ReplicaSet] instead.
 type Reconciler struct {
-	replicaSets ports.Reader[*appsv1.ReplicaSet]
+	replicaSets ports.Reader[*metav1.PartialObjectMetadata]
 	writer      ports.Writer[*appsv1.ReplicaSet]
 	events      ports.EventRecorder
 }
 
 var _ ports.Reconciler = (*Reconciler)(nil)
 
-// New returns a Reconciler reading through replicaSets, writing through
-// writer and recording Events through events.
-func New(replicaSets ports.Reader[*appsv1.ReplicaSet], writer ports.Writer[*appsv1.ReplicaSet], events ports.EventRecorder) (*Reconciler, error) {
+// New returns a Reconciler reading ReplicaSets' metadata through
+// replicaSets, writing through writer and recording Events through events.
+func New(replicaSets ports.Reader[*metav1.PartialObjectMetadata], writer ports.Writer[*appsv1.ReplicaSet], events ports.EventRecorder) (*Reconciler, error) {
 	if replicaSets == nil || writer == nil || events == nil {
 		return nil, errors.New("replicaset reconciler: reader, writer and event recorder are required")
 	}

@@ -94,7 +94,7 @@ func TestReconcile(t *testing.T) {
 			if tt.failWrite != nil {
 				store.FailNextWrites(tt.failWrite)
 			}
-			r, err := replicaset.New(store, store, events)
+			r, err := replicaset.New(store.Metadata(), store, events)
 			require.NoError(t, err)
 
 			res, err := r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
@@ -120,7 +120,7 @@ func TestReconcile(t *testing.T) {
 
 func TestReconcileDoesNotMutateTheCachedObject(t *testing.T) {
 	t.Parallel()
-	cached := rs(map[string]string{"app": "web"})
+	cached := &metav1.PartialObjectMetadata{ObjectMeta: rs(map[string]string{"app": "web"}).ObjectMeta}
 	reader := staticReader{cached}
 	r, err := replicaset.New(reader, memory.NewStore[*appsv1.ReplicaSet](replicaSetKind), memory.NewEventRecorder())
 	require.NoError(t, err)
@@ -134,9 +134,9 @@ func TestNewRequiresEveryPort(t *testing.T) {
 	assert.Error(t, err)
 }
 
-type staticReader struct{ rs *appsv1.ReplicaSet }
+type staticReader struct{ rs *metav1.PartialObjectMetadata }
 
-func (s staticReader) Get(context.Context, types.NamespacedName) (*appsv1.ReplicaSet, error) {
+func (s staticReader) Get(context.Context, types.NamespacedName) (*metav1.PartialObjectMetadata, error) {
 	return s.rs, nil
 }
 

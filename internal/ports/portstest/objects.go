@@ -119,6 +119,10 @@ func createThenRead[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	assert.Equal(t, map[string]string{"app": "web"}, got.GetLabels())
 	assert.Equal(t, map[string]string{"note": "kept"}, got.GetAnnotations())
 	assert.Equal(t, out.GetUID(), got.GetUID())
+	if m, ok := any(got).(*metav1.PartialObjectMetadata); ok {
+		// Events about a metadata-only object are recorded against its kind.
+		assert.Equal(t, s.kind.GroupKind, m.GroupVersionKind().GroupKind(), "a metadata-only object names its kind")
+	}
 }
 
 func createExisting[T, R metav1.Object](t *testing.T, s suite[T, R]) {
