@@ -10,7 +10,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -97,73 +100,124 @@ func watchFrom(ctx context.Context, rv string, watchFn cache.WatchFuncWithContex
 	return w, nil
 }
 
-// labelWatch follows the ReplicaSets of a namespace and notes when want of
-// them carry hello=world. It watches rather than lists: polling 2000
-// objects would load the API server it measures.
+// labelWatch counts distinct objects of a namespace that reached a state
+// (a ReplicaSet labeled hello=world, a ReplicaSet's Labeled Event written)
+// and notes when want of them had. It watches rather than lists: polling
+// thousands of objects would load the API server it measures.
 type labelWatch struct {
+	what    string // what is counted, for errors
 	want    int
 	done    chan struct{}
-	at      time.Time // when the last missing label was seen; valid after done
+	at      time.Time // when the last missing one was seen; valid after done
 	labeled atomic.Int64
 	err     error
 	stop    func()
 }
 
-// watchLabels lists the namespace once (counting labels already there) and
-// watches from that list's resourceVersion, so no change is missed.
+// watchLabels counts the ReplicaSets of ns that carry hello=world.
 func (e *env) watchLabels(ctx context.Context, ns string, want int) (*labelWatch, error) {
-	ctx, cancel := context.WithCancel(ctx)
 	rsClient := e.cs.AppsV1().ReplicaSets(ns)
-	list, err := rsClient.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("list replicasets in %s: %w", ns, err)
-	}
-	labeled := map[string]bool{}
-	for _, rs := range list.Items {
-		if rs.Labels[labelKey] == labelValue {
-			labeled[rs.Name] = true
+	return watchCount(ctx, "replicasets labeled in "+ns, want,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return rsClient.List(ctx, o) },
+		rsClient.Watch,
+		func(obj runtime.Object) (string, bool) {
+			if rs, ok := obj.(*appsv1.ReplicaSet); ok && rs.Labels[labelKey] == labelValue {
+				return rs.Name, true
+			}
+			return "", false
+		})
+}
+
+// watchLabeledEvents counts the ReplicaSets of ns that have their Labeled
+// Event.
+func (e *env) watchLabeledEvents(ctx context.Context, ns string, want int) (*labelWatch, error) {
+	evClient := e.cs.EventsV1().Events(ns)
+	return watchCount(ctx, "labeled events in "+ns, want,
+		func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return evClient.List(ctx, o) },
+		evClient.Watch,
+		func(obj runtime.Object) (string, bool) {
+			if ev, ok := obj.(*eventsv1.Event); ok && ev.Reason == reasonLabeled && ev.Regarding.Kind == "ReplicaSet" {
+				return ev.Regarding.Name, true
+			}
+			return "", false
+		})
+}
+
+// watchCount lists once with list (counting what matches already, a page
+// at a time) and watches from that list's resourceVersion, so no change
+// is missed; match names the object a change is about and whether it
+// counts.
+func watchCount(ctx context.Context, what string, want int,
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn cache.WatchFuncWithContext,
+	match func(runtime.Object) (string, bool),
+) (*labelWatch, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	seen := map[string]bool{}
+	opts := metav1.ListOptions{Limit: listPage}
+	var rv string
+	for {
+		page, err := list(ctx, opts)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("list %s: %w", what, err)
+		}
+		items, err := meta.ExtractList(page)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		for _, item := range items {
+			if name, ok := match(item); ok {
+				seen[name] = true
+			}
+		}
+		paged, err := meta.ListAccessor(page)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		if rv, opts.Continue = paged.GetResourceVersion(), paged.GetContinue(); opts.Continue == "" {
+			break
 		}
 	}
-	w, err := watchFrom(ctx, list.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-		return rsClient.Watch(ctx, o)
-	})
+	w, err := watchFrom(ctx, rv, watchFn)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	lw := &labelWatch{want: want, done: make(chan struct{}), stop: func() { cancel(); w.Stop() }}
-	lw.labeled.Store(int64(len(labeled)))
+	lw := &labelWatch{what: what, want: want, done: make(chan struct{}), stop: sync.OnceFunc(func() { cancel(); w.Stop() })}
+	lw.labeled.Store(int64(len(seen)))
 	go func() {
 		defer close(lw.done)
-		if len(labeled) >= want {
+		if len(seen) >= want {
 			lw.at = time.Now()
 			return
 		}
 		for ev := range w.ResultChan() {
 			switch ev.Type {
 			case watch.Error:
-				lw.err = fmt.Errorf("watch replicasets in %s: %v", ns, ev.Object)
+				lw.err = fmt.Errorf("watch %s: %v", what, ev.Object)
 				return
 			case watch.Added, watch.Modified:
-				rs, ok := ev.Object.(*appsv1.ReplicaSet)
-				if !ok || rs.Labels[labelKey] != labelValue || labeled[rs.Name] {
+				name, ok := match(ev.Object)
+				if !ok || seen[name] {
 					continue
 				}
-				labeled[rs.Name] = true
-				lw.labeled.Store(int64(len(labeled)))
-				if len(labeled) >= want {
+				seen[name] = true
+				lw.labeled.Store(int64(len(seen)))
+				if len(seen) >= want {
 					lw.at = time.Now()
 					return
 				}
 			}
 		}
-		lw.err = fmt.Errorf("watch replicasets in %s ended: %w", ns, ctx.Err())
+		lw.err = fmt.Errorf("watch %s ended: %w", what, ctx.Err())
 	}()
 	return lw, nil
 }
 
-// wait returns when every wanted ReplicaSet is labeled, and fails when op
+// wait returns when want objects have been counted, and fails when op
 // exits, ctx ends or timeout passes first.
 func (lw *labelWatch) wait(ctx context.Context, op *operator, timeout time.Duration) (time.Time, error) {
 	defer lw.stop()
@@ -177,7 +231,7 @@ func (lw *labelWatch) wait(ctx context.Context, op *operator, timeout time.Durat
 		case <-ctx.Done():
 			return time.Time{}, ctx.Err()
 		case <-deadline:
-			return time.Time{}, fmt.Errorf("only %d of %d replicasets labeled after %s", lw.labeled.Load(), lw.want, timeout)
+			return time.Time{}, fmt.Errorf("only %d of %d %s after %s", lw.labeled.Load(), lw.want, lw.what, timeout)
 		case <-tick.C:
 			if err := op.alive(); err != nil {
 				return time.Time{}, err

@@ -18,11 +18,13 @@ import (
 // (the seeding process's start not included).
 // ready is process start to /readyz 200, labeled process start to the last
 // label seen (every ReplicaSet is then listed and checked, and all N
-// Labeled Events awaited). ceiling is N label PATCHes sent straight to
-// the API server as rs-backlog sends them; ratio = labeled / ceiling. rss
+// Labeled Events awaited), written until the last Labeled Event was
+// seen too. ceiling is the N label PATCHes and N Labeled Events sent
+// straight to the API server as rs-backlog sends them; ratio = written /
+// ceiling. rss
 // and heap are read as the memory workload reads them, once settled;
 // per-object is heap / 2N, the cached ReplicaSets and Pods together.
-// op-cpu and cp-cpu are from process start until labeled.
+// op-cpu and cp-cpu are from process start until written.
 func runScale(ctx context.Context, e *env, bin, label string, base int) (_ result, err error) {
 	const createConcurrency, patchConcurrency = 64, 32
 	n := e.opts.n(base)
@@ -32,7 +34,7 @@ func runScale(ctx context.Context, e *env, bin, label string, base int) (_ resul
 	}
 	defer func() { err = errors.Join(err, cleanup()) }()
 
-	ceiling, err := e.patchCeiling(ctx, label, n, patchConcurrency)
+	ceiling, err := e.writeCeiling(ctx, label, n, patchConcurrency)
 	if err != nil {
 		return nil, err
 	}
@@ -53,23 +55,30 @@ func runScale(ctx context.Context, e *env, bin, label string, base int) (_ resul
 	if err != nil {
 		return nil, err
 	}
+	defer lw.stop()
+	ew, err := e.watchLabeledEvents(ctx, ns, n)
+	if err != nil {
+		return nil, err
+	}
+	defer ew.stop()
 	op, err := e.startOperator(bin, "scale", "replicaset")
 	if err != nil {
-		lw.stop()
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, op.stop()) }()
 	cpu, err := e.meterCPU(op)
 	if err != nil {
-		lw.stop()
 		return nil, err
 	}
 	ready, err := op.waitReady(ctx)
 	if err != nil {
-		lw.stop()
 		return nil, err
 	}
 	at, err := lw.wait(ctx, op, e.opts.timeout)
+	if err != nil {
+		return nil, err
+	}
+	writtenAt, err := ew.wait(ctx, op, e.opts.timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +110,15 @@ func runScale(ctx context.Context, e *env, bin, label string, base int) (_ resul
 		return nil, err
 	}
 	labeled := at.Sub(op.started)
+	written := max(labeled, writtenAt.Sub(op.started))
 	return append(result{
 		paramOf("n", n),
 		durationOf("create", created),
 		durationOf("ready", ready),
 		durationOf("labeled", labeled),
+		durationOf("written", written),
 		durationOf("ceiling", ceiling),
-		ratioOf("ratio", labeled.Seconds()/ceiling.Seconds()),
+		ratioOf("ratio", written.Seconds()/ceiling.Seconds()),
 		countOf("events", events),
 		bytesOf("rss", rss),
 		bytesOf("heap", int64(heap)),

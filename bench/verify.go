@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -65,18 +66,31 @@ func (e *env) labeledEvents(ctx context.Context, ns string) (map[string]bool, er
 // replicaSetLabels lists the ReplicaSets of ns page by page and says for
 // each whether it carries the label.
 func (e *env) replicaSetLabels(ctx context.Context, ns string) (map[string]bool, error) {
-	labeled := map[string]bool{}
+	listed, err := e.listReplicaSets(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	labeled := make(map[string]bool, len(listed))
+	for _, rs := range listed {
+		labeled[rs.Name] = rs.Labels[labelKey] == labelValue
+	}
+	return labeled, nil
+}
+
+// listReplicaSets lists the ReplicaSets of ns a page at a time.
+func (e *env) listReplicaSets(ctx context.Context, ns string) ([]*appsv1.ReplicaSet, error) {
+	var out []*appsv1.ReplicaSet
 	opts := metav1.ListOptions{Limit: listPage}
 	for {
 		list, err := e.cs.AppsV1().ReplicaSets(ns).List(ctx, opts)
 		if err != nil {
 			return nil, fmt.Errorf("list replicasets in %s: %w", ns, err)
 		}
-		for _, rs := range list.Items {
-			labeled[rs.Name] = rs.Labels[labelKey] == labelValue
+		for i := range list.Items {
+			out = append(out, &list.Items[i])
 		}
 		if opts.Continue = list.Continue; opts.Continue == "" {
-			return labeled, nil
+			return out, nil
 		}
 	}
 }
