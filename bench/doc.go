@@ -78,7 +78,8 @@
 // # Flags
 //
 //	--operator=bin/operator   the binary measured (A)
-//	--ab=PATH                 a second binary (B); runs alternate A B, B A, A B…
+//	--ab=PATH[,PATH…]         other binaries (B, C, …); runs alternate A B C,
+//	                          C B A, A B C…
 //	--workloads=a,b           a subset, by the names above (default all)
 //	--runs=N                  runs per workload and binary; medians are printed
 //	--chaos-duration=60s      the chaos window
@@ -94,9 +95,10 @@
 //
 // stdout holds exactly one line per workload, `name  figure=value  …`;
 // progress goes to stderr. With --runs each figure is the median of its
-// runs, figure by figure. With --ab a workload prints three lines, A, B and
-// B/A, where B/A divides every measured figure (a ratio above 1 means B is
-// larger: slower for times, faster for rates, bigger for memory).
+// runs, figure by figure. With --ab a workload prints A's line, then B's
+// and B/A, C's and C/A…, where B/A divides every measured figure of B by
+// A's (a ratio above 1 means B is larger: slower for times, faster for
+// rates, bigger for memory).
 // Durations print as µs, ms or s, rates as /s, sizes as MiB.
 //
 // Every process shares the machine: the API server, etcd, the operator and

@@ -18,7 +18,8 @@ import (
 // options are the driver's flags.
 type options struct {
 	operator      string
-	ab            string
+	// ab are the binaries compared with operator (B, C, …).
+	ab []string
 	workloads     []string
 	runs          int
 	chaosDuration time.Duration
@@ -93,7 +94,8 @@ func parseFlags(args []string) (options, error) {
 	var opts options
 	var names string
 	fs.StringVar(&opts.operator, "operator", "bin/operator", "operator binary to measure (A)")
-	fs.StringVar(&opts.ab, "ab", "", "a second operator binary (B): alternate A and B run by run and print both medians and B/A")
+	var ab string
+	fs.StringVar(&ab, "ab", "", "other operator binaries, comma-separated (B, C, …): alternate them with A run by run and print each median and its ratio to A's (B/A, C/A)")
 	fs.StringVar(&names, "workloads", strings.Join(workloadNames(), ","), "comma-separated workloads to run")
 	fs.IntVar(&opts.runs, "runs", 1, "runs per workload (per binary with --ab); the median is printed")
 	fs.DurationVar(&opts.chaosDuration, "chaos-duration", 60*time.Second, "how long the chaos workload observes its ChaosPods")
@@ -149,10 +151,14 @@ func parseFlags(args []string) (options, error) {
 	if opts.operator, err = binary(opts.operator); err != nil {
 		return opts, err
 	}
-	if opts.ab != "" {
-		if opts.ab, err = binary(opts.ab); err != nil {
+	for _, path := range strings.Split(ab, ",") {
+		if path = strings.TrimSpace(path); path == "" {
+			continue
+		}
+		if path, err = binary(path); err != nil {
 			return opts, err
 		}
+		opts.ab = append(opts.ab, path)
 	}
 	return opts, nil
 }
@@ -182,9 +188,15 @@ func run(ctx context.Context, opts options) error {
 	defer e.stop()
 
 	binaries := []struct{ label, path string }{{"A", opts.operator}}
-	if opts.ab != "" {
-		binaries = append(binaries, struct{ label, path string }{"B", opts.ab})
-		logf("A = %s, B = %s", opts.operator, opts.ab)
+	for i, path := range opts.ab {
+		binaries = append(binaries, struct{ label, path string }{string(rune('B' + i)), path})
+	}
+	if len(binaries) > 1 {
+		names := make([]string, len(binaries))
+		for i, b := range binaries {
+			names[i] = b.label + " = " + b.path
+		}
+		logf("%s", strings.Join(names, ", "))
 	}
 	scalePoints := make([][]result, len(binaries)) // the scale workload's medians, per binary
 	for _, w := range jobs(opts) {
@@ -240,20 +252,25 @@ func run(ctx context.Context, opts options) error {
 			fmt.Printf("%-16s  %s\n", w.name, medians[0])
 		} else {
 			fmt.Printf("%-16s  A    %s\n", w.name, medians[0])
-			fmt.Printf("%-16s  B    %s\n", w.name, medians[1])
-			fmt.Printf("%-16s  B/A  %s\n", w.name, ratioOfResults(medians[0], medians[1]))
+			for b := 1; b < len(binaries); b++ {
+				l := binaries[b].label
+				fmt.Printf("%-16s  %-4s %s\n", w.name, l, medians[b])
+				fmt.Printf("%-16s  %-4s %s\n", w.name, l+"/A", ratioOfResults(medians[0], medians[b]))
+			}
+		}
+		if w.n > 0 && opts.plot != "" {
+			// Drawn after every point, so an interrupted run keeps a plot
+			// of the points it measured.
+			series := make([]scaleSeries, len(binaries))
+			for b, bin := range binaries {
+				series[b] = scaleSeriesOf(filepath.Base(bin.path), scalePoints[b])
+			}
+			if err := writePlotFile(opts.plot, series, time.Now(), opts.command); err != nil {
+				return err
+			}
+			logf("plot written to %s", opts.plot)
 		}
 		logf("%s: done in %s", w.name, time.Since(wBegan).Round(100*time.Millisecond))
-	}
-	if opts.plot != "" {
-		series := make([]scaleSeries, len(binaries))
-		for b, bin := range binaries {
-			series[b] = scaleSeriesOf(filepath.Base(bin.path), scalePoints[b])
-		}
-		if err := writePlotFile(opts.plot, series, time.Now(), opts.command); err != nil {
-			return err
-		}
-		logf("plot written to %s", opts.plot)
 	}
 	logf("all done in %s", time.Since(began).Round(time.Second))
 	return nil
