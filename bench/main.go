@@ -17,9 +17,9 @@ import (
 
 // options are the driver's flags.
 type options struct {
-	operator      string
+	operator string
 	// ab are the binaries compared with operator (B, C, …).
-	ab []string
+	ab            []string
 	workloads     []string
 	runs          int
 	chaosDuration time.Duration
