@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	exe := func(name string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
+		return p
+	}
+	a, b, c := exe("a"), exe("b"), exe("c")
+	notExecutable := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(notExecutable, nil, 0o644))
+
+	tests := []struct {
+		name    string
+		args    []string
+		check   func(t *testing.T, o options)
+		wantErr string
+	}{
+		{name: "one binary", args: []string{"--operator=" + a}, check: func(t *testing.T, o options) {
+			assert.Equal(t, a, o.operator)
+			assert.Empty(t, o.ab)
+			assert.Equal(t, []int{10000, 30000}, o.scaleN)
+		}},
+		{name: "several to compare, in order", args: []string{"--operator=" + a, "--ab=" + c + ", " + b}, check: func(t *testing.T, o options) {
+			assert.Equal(t, []string{c, b}, o.ab)
+		}},
+		{name: "scale counts", args: []string{"--operator=" + a, "--workloads=scale", "--scale-n=100,2000"}, check: func(t *testing.T, o options) {
+			assert.Equal(t, []int{100, 2000}, o.scaleN)
+			assert.Equal(t, []string{"scale"}, o.workloads)
+		}},
+		{name: "a binary to compare that is not there", args: []string{"--operator=" + a, "--ab=" + b + "," + filepath.Join(dir, "missing")}, wantErr: "missing"},
+		{name: "a binary that cannot run", args: []string{"--operator=" + notExecutable}, wantErr: "plain"},
+		{name: "a bad scale count", args: []string{"--operator=" + a, "--scale-n=10,ten"}, wantErr: `"ten" is not a positive count`},
+		{name: "a plot without the scale workload", args: []string{"--operator=" + a, "--workloads=memory", "--plot=x.svg"}, wantErr: "--plot"},
+		{name: "an unknown workload", args: []string{"--operator=" + a, "--workloads=nonesuch"}, wantErr: "nonesuch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o, err := parseFlags(tt.args)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tt.check(t, o)
+		})
+	}
+}
