@@ -22,16 +22,17 @@ var (
 	replicaSetKind      = appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind()
 )
 
-// pods is the operator's cache of Pods, metadata only: both controllers
-// only map a Pod to its controller, and the ChaosPod one reads its
-// creation time. Its own type keeps it apart from other metadata-only
-// kinds a controller added with [Controller] might cache.
+// pods is the operator's cache of Pods, metadata only and without labels
+// or annotations: both controllers only map a Pod to its controller, and
+// the ChaosPod one reads its UID and times. Its own type keeps it apart
+// from other metadata-only kinds a controller added with [Controller]
+// might cache.
 type pods struct {
 	*cache.Resource[*metav1.PartialObjectMetadata]
 }
 
 func newPods(c *cache.Cache) (pods, error) {
-	r, err := cache.NewMetadataResource(c, podsResource, "Pod")
+	r, err := cache.NewMetadataResource(c, podsResource, "Pod", cache.WithoutLabels, cache.WithoutAnnotations)
 	return pods{r}, err
 }
 

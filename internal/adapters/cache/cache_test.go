@@ -422,3 +422,31 @@ func podsOf(t testing.TB, c *cache.Cache) *cache.Resource[*metav1.PartialObjectM
 	require.NoError(t, err)
 	return r
 }
+
+func TestTrimsDropMetadataNoReaderNeeds(t *testing.T) {
+	t.Parallel()
+	labeled := pod("apps", "web-1", "web", true)
+	labeled.Labels = map[string]string{"app": "web"}
+	labeled.Annotations = map[string]string{"note": "long"}
+	c := newCache(t, fake.NewClientset(), fakeMetadata(labeled), cache.Options{})
+	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
+	trimmed, err := cache.NewMetadataResource(c, podsGVR, "Pod", cache.WithoutLabels, cache.WithoutAnnotations)
+	require.NoError(t, err)
+	require.NoError(t, trimmed.AddEventHandler(&handler{}))
+	startSynced(t, c)
+
+	got, err := trimmed.Get(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web-1"})
+	require.NoError(t, err)
+	assert.Nil(t, got.Labels)
+	assert.Nil(t, got.Annotations)
+	assert.Equal(t, labeled.OwnerReferences, got.OwnerReferences, "the rest stays")
+	assert.Equal(t, "Pod", got.Kind)
+
+	_, err = cache.NewMetadataResource(c, podsGVR, "Pod")
+	require.Error(t, err, "the same kind cached untrimmed would share the trimmed informer")
+	assert.Contains(t, err.Error(), "already cached as metadata without labels without annotations")
+	again, err := cache.NewMetadataResource(c, podsGVR, "Pod", cache.WithoutLabels, cache.WithoutAnnotations)
+	require.NoError(t, err, "the same trims share it")
+	_, err = again.Get(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web-1"})
+	require.NoError(t, err)
+}

@@ -81,8 +81,9 @@ func NewResource[T Object](c *Cache, resource schema.GroupVersionResource) (*Res
 // client asks the server for PartialObjectMetadata, so objects whose spec
 // and status the operator never reads (Pods, for the operator's own
 // controllers) cost only their metadata in memory. kind is the resource's
-// kind (the metadata client cannot tell it).
-func NewMetadataResource(c *Cache, resource schema.GroupVersionResource, kind string) (*Resource[*metav1.PartialObjectMetadata], error) {
+// kind (the metadata client cannot tell it). trims drop from every cached
+// object the metadata its readers never look at.
+func NewMetadataResource(c *Cache, resource schema.GroupVersionResource, kind string, trims ...Trim) (*Resource[*metav1.PartialObjectMetadata], error) {
 	if err := check[*metav1.PartialObjectMetadata](c, resource); err != nil {
 		return nil, err
 	}
@@ -91,7 +92,11 @@ func NewMetadataResource(c *Cache, resource schema.GroupVersionResource, kind st
 	}
 	lw := listWatch(c.meta.Resource(resource).Namespace(namespaceOf(resource, kind, c.namespace)))
 	gk := schema.GroupKind{Group: resource.Group, Kind: kind}
-	r, err := newResource[*metav1.PartialObjectMetadata](c, gk, resource, "metadata", func() toolscache.SharedIndexInformer {
+	mode := "metadata"
+	for _, t := range trims {
+		mode += " " + t.name
+	}
+	r, err := newResource[*metav1.PartialObjectMetadata](c, gk, resource, mode, func() toolscache.SharedIndexInformer {
 		return newInformer(c.logger, kind, lw, c.meta, &metav1.PartialObjectMetadata{}, nil)
 	})
 	if err != nil {
@@ -104,11 +109,34 @@ func NewMetadataResource(c *Cache, resource schema.GroupVersionResource, kind st
 	r.decode = func(obj any) (any, error) {
 		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
 			m.TypeMeta = typeMeta
+			for _, t := range trims {
+				t.trim(&m.ObjectMeta)
+			}
 		}
 		return obj, nil
 	}
 	return r, nil
 }
+
+// Trim drops part of a metadata-only object's metadata before the cache
+// holds it: what no reader of the kind looks at need not take memory.
+// Declare it where the kind is registered, beside the readers it serves;
+// the same kind cached with other trims is refused, since both would share
+// one informer.
+type Trim struct {
+	name string // for the refusal's message
+	trim func(*metav1.ObjectMeta)
+}
+
+// The trims a kind may be cached with.
+var (
+	// WithoutLabels drops labels: for a kind whose readers follow owner
+	// references rather than label selectors.
+	WithoutLabels = Trim{"without labels", func(m *metav1.ObjectMeta) { m.Labels = nil }}
+	// WithoutAnnotations drops annotations, which may hold whole objects
+	// (kubectl's last-applied-configuration).
+	WithoutAnnotations = Trim{"without annotations", func(m *metav1.ObjectMeta) { m.Annotations = nil }}
+)
 
 // NewDynamicResource caches resource through the dynamic client, decoding
 // its objects into T as they arrive, so readers get typed objects: the path
