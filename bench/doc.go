@@ -67,7 +67,10 @@
 //     Pod (created at c=64, the Pods through the Pod webhooks of a first
 //     process of the --operator binary, whichever binary is measured;
 //     create is how long the 2N creates took), all there before the
-//     measured process starts with --controllers=replicaset. ready and
+//     measured process starts with --controllers=replicaset. list is one
+//     metadata-only list of the ReplicaSets and one of the Pods by the
+//     driver before the process starts, the API server's share of any
+//     cache's start-up. ready and
 //     labeled as for memory (every ReplicaSet is then listed and checked);
 //     written, ceiling and ratio as for rs-backlog, with N PATCHes and N
 //     Events; rss and heap as for memory; per-object is heap / 2N; op-cpu

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
@@ -35,6 +36,8 @@ type env struct {
 	// measured is the operator and the API server, not a token bucket.
 	cs  kubernetes.Interface
 	dyn dynamic.Interface
+	// meta lists metadata only, as an operator's metadata cache does.
+	meta metadata.Interface
 	// webhook is the address every operator process serves webhooks on; the
 	// webhook configurations and the CRD's conversion stanza point there,
 	// so it stays the same across operator restarts.
@@ -79,6 +82,9 @@ func startEnv(ctx context.Context, opts options) (*env, error) {
 	}
 	if e.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("build dynamic client: %w", err)
+	}
+	if e.meta, err = metadata.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("build metadata client: %w", err)
 	}
 
 	port, err := stablePort()

@@ -5,6 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // scale: N ReplicaSets, each controlling one Pod, all there before the
@@ -15,7 +20,9 @@ import (
 // a first process of the --operator binary (chaospod controller only)
 // serves while they are created, whichever binary is measured, so every
 // binary meets the same objects. create is how long the 2N creates took
-// (the seeding process's start not included).
+// (the seeding process's start not included); list is one metadata-only
+// list of the ReplicaSets and one of the Pods, before the operator starts:
+// the API server's least time before any cache of them is ready.
 // ready is process start to /readyz 200, labeled process start to the last
 // label seen (every ReplicaSet is then listed and checked, and all N
 // Labeled Events awaited), written until the last Labeled Event was
@@ -50,6 +57,10 @@ func runScale(ctx context.Context, e *env, bin, label string, base int) (_ resul
 		return nil, err
 	}
 	created := rsCreated + podsCreated
+	listed, err := e.listMetadata(ctx, ns, n)
+	if err != nil {
+		return nil, err
+	}
 
 	lw, err := e.watchLabels(ctx, ns, n)
 	if err != nil {
@@ -114,6 +125,7 @@ func runScale(ctx context.Context, e *env, bin, label string, base int) (_ resul
 	return append(result{
 		paramOf("n", n),
 		durationOf("create", created),
+		durationOf("list", listed),
 		durationOf("ready", ready),
 		durationOf("labeled", labeled),
 		durationOf("written", written),
@@ -168,4 +180,25 @@ func (e *env) verifyLabeled(ctx context.Context, ns string, n int) error {
 		return fmt.Errorf("%s holds %d ReplicaSets, %d of them without %s=%s; want %d, all labeled", ns, len(names), missing, labelKey, labelValue, n)
 	}
 	return nil
+}
+
+// listMetadata times one metadata-only list of the N ReplicaSets and one
+// of the N Pods of ns, one after the other, as an informer's first list
+// asks for them: the least the API server needs before any cache of them
+// can be ready.
+func (e *env) listMetadata(ctx context.Context, ns string, n int) (time.Duration, error) {
+	began := time.Now()
+	for _, resource := range []schema.GroupVersionResource{
+		appsv1.SchemeGroupVersion.WithResource("replicasets"),
+		corev1.SchemeGroupVersion.WithResource("pods"),
+	} {
+		list, err := e.meta.Resource(resource).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, fmt.Errorf("list %s in %s: %w", resource.Resource, ns, err)
+		}
+		if len(list.Items) != n {
+			return 0, fmt.Errorf("%s lists %d %s, want %d", ns, len(list.Items), resource.Resource, n)
+		}
+	}
+	return time.Since(began), nil
 }
