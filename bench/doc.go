@@ -45,9 +45,15 @@
 //     (keep-alive, HTTP/1.1, trusting the control plane CA) straight to
 //     /mutate--v1-pod at c=32, after a warm-up of 128. p50 and p99 are per
 //     request latencies, rate is requests per second of wall time; every
-//     answer is checked (its UID, allowed, a JSON patch).
+//     answer is checked (its UID, allowed, a JSON patch). Then the operator
+//     stops and an echo webhook (the driver's own binary in a process of
+//     its own, on the same address, certificate and server settings) gets
+//     the same reviews and answers each with its uid and the same patch,
+//     doing nothing else: echo-p99 and echo-rate are the machine's limit,
+//     rate/echo and p99/echo the operator against it.
 //   - webhook-validate: the same at /validate--v1-pod with every 10th Pod
-//     lacking the annotation; denied counts the denials (2000 expected).
+//     lacking the annotation; denied counts the denials (2000 expected;
+//     the echo allows every review).
 //   - memory: 1000 ReplicaSets and 5000 Pods they control (created here,
 //     through the operator's own Pod webhooks served by a first operator
 //     process running only the chaospod controller). Then the measured

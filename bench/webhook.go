@@ -38,7 +38,7 @@ const webhookConcurrency = 32
 // server alone, without the API server's admission chain.
 func runWebhookMutate(ctx context.Context, e *env, bin, _ string) (result, error) {
 	n := e.opts.n(20000)
-	stats, err := e.postReviews(ctx, bin, podMutatePath, n, func(int) map[string]string {
+	stats, echo, err := e.postReviews(ctx, bin, podMutatePath, n, func(int) map[string]string {
 		return map[string]string{"team": "bench"}
 	})
 	if err != nil {
@@ -47,19 +47,34 @@ func runWebhookMutate(ctx context.Context, e *env, bin, _ string) (result, error
 	if stats.denied > 0 {
 		return nil, fmt.Errorf("%d of %d mutations denied", stats.denied, n)
 	}
-	return result{
+	return append(result{
 		paramOf("n", n),
 		durationOf("p50", percentile(stats.latencies, 50)),
 		durationOf("p99", percentile(stats.latencies, 99)),
 		rateOf("rate", n, stats.took),
-	}, nil
+	}, echoFigures(stats, echo)...), nil
+}
+
+// echoFigures are the echo webhook's p99 and rate, and the operator's
+// against them: rate/echo above 1 and p99/echo below 1 would beat the
+// machine's limit.
+func echoFigures(op, echo reviewStats) []figure {
+	opP99, echoP99 := percentile(op.latencies, 99), percentile(echo.latencies, 99)
+	n := len(op.latencies)
+	return []figure{
+		durationOf("echo-p99", echoP99),
+		rateOf("echo-rate", n, echo.took),
+		ratioOf("rate/echo", echo.took.Seconds()/op.took.Seconds()),
+		ratioOf("p99/echo", opP99.Seconds()/echoP99.Seconds()),
+	}
 }
 
 // webhook-validate: the same on the validating path; every 10th Pod lacks
-// the annotation and must be denied, so both verdicts are exercised.
+// the annotation and must be denied, so both verdicts are exercised (the
+// echo allows them all).
 func runWebhookValidate(ctx context.Context, e *env, bin, _ string) (result, error) {
 	n := e.opts.n(20000)
-	stats, err := e.postReviews(ctx, bin, podValidatePath, n, func(i int) map[string]string {
+	stats, echo, err := e.postReviews(ctx, bin, podValidatePath, n, func(i int) map[string]string {
 		if i%10 == 9 {
 			return map[string]string{"team": "bench"}
 		}
@@ -71,13 +86,13 @@ func runWebhookValidate(ctx context.Context, e *env, bin, _ string) (result, err
 	if want := n / 10; stats.denied != want {
 		return nil, fmt.Errorf("%d of %d reviews denied, want exactly the %d without the annotation", stats.denied, n, want)
 	}
-	return result{
+	return append(result{
 		paramOf("n", n),
 		durationOf("p50", percentile(stats.latencies, 50)),
 		durationOf("p99", percentile(stats.latencies, 99)),
 		rateOf("rate", n, stats.took),
 		countOf("denied", stats.denied),
-	}, nil
+	}, echoFigures(stats, echo)...), nil
 }
 
 type reviewStats struct {
@@ -87,9 +102,34 @@ type reviewStats struct {
 }
 
 // postReviews starts an operator, encodes n reviews up front (so the
-// client's JSON work is not timed), warms up one connection per worker,
-// then posts the n reviews at webhookConcurrency and checks every answer.
-func (e *env) postReviews(ctx context.Context, bin, path string, n int, annotations func(i int) map[string]string) (_ reviewStats, err error) {
+// client's JSON work is not timed), posts them (see load), stops the
+// operator, and then posts the same reviews to the echo webhook on the
+// same address (see serveEcho): the machine's limit for the operator's
+// figures, measured beside them.
+func (e *env) postReviews(ctx context.Context, bin, path string, n int, annotations func(i int) map[string]string) (op, echo reviewStats, err error) {
+	bodies := make([][]byte, n)
+	for i := range n {
+		if bodies[i], err = podReview(fmt.Sprintf("bench-%06d", i), annotations(i)); err != nil {
+			return op, echo, err
+		}
+	}
+	if op, err = e.reviewOperator(ctx, bin, path, bodies); err != nil {
+		return op, echo, err
+	}
+	p, err := e.startEcho(ctx)
+	if err != nil {
+		return op, echo, err
+	}
+	defer p.stop()
+	echo, err = e.load(ctx, path, bodies)
+	if err != nil {
+		return op, echo, fmt.Errorf("echo webhook: %w", err)
+	}
+	return op, echo, nil
+}
+
+// reviewOperator runs bin until it is ready and posts bodies to it.
+func (e *env) reviewOperator(ctx context.Context, bin, path string, bodies [][]byte) (_ reviewStats, err error) {
 	op, err := e.startOperator(bin, "webhook", "replicaset")
 	if err != nil {
 		return reviewStats{}, err
@@ -98,13 +138,13 @@ func (e *env) postReviews(ctx context.Context, bin, path string, n int, annotati
 	if _, err := op.waitReady(ctx); err != nil {
 		return reviewStats{}, err
 	}
+	return e.load(ctx, path, bodies)
+}
 
-	bodies := make([][]byte, n)
-	for i := range n {
-		if bodies[i], err = podReview(fmt.Sprintf("bench-%06d", i), annotations(i)); err != nil {
-			return reviewStats{}, err
-		}
-	}
+// load warms up one connection per worker, then posts every body to the
+// webhook address at webhookConcurrency and checks every answer.
+func (e *env) load(ctx context.Context, path string, bodies [][]byte) (reviewStats, error) {
+	n := len(bodies)
 	client, err := e.webhookClient()
 	if err != nil {
 		return reviewStats{}, err
