@@ -29,8 +29,8 @@
 // hands objects to an [EventHandler]; the controller loop turns them into a
 // [Request] for a [Reconciler] once every Source it watches has synced and
 // [LeaderElector] says this replica leads. The ReplicaSet reconciler reads
-// a Reader[*appsv1.ReplicaSet] and labels through a Writer's
-// PatchMetadata; the ChaosPod reconciler reads ChaosPods and Pods (the
+// ReplicaSets' metadata through a Reader[*metav1.PartialObjectMetadata] and
+// labels through a Writer's PatchMetadata; the ChaosPod reconciler reads ChaosPods and Pods (the
 // latter as metadata only) and creates, updates and deletes through
 // Writers, timing its Pods with a [Clock]. Both tell people what they did
 // through an [EventRecorder].

@@ -9,13 +9,15 @@
 // objects and a ports.Source of their changes, on one informer):
 //
 //   - [NewResource]: typed objects listed and watched through the typed
-//     client (kubeclient.Interface, protobuf on the wire). The operator's
-//     ReplicaSets, and any built-in kind a controller added with
-//     app.Controller reads.
+//     client (kubeclient.Interface, protobuf on the wire): any built-in
+//     kind a controller added with app.Controller reads.
 //   - [NewMetadataResource]: metadata only (the metadata client, which asks
-//     the server for PartialObjectMetadata). The operator maps a Pod to the
-//     object that controls it and reads its creation time, never its spec
-//     or status, so there is no reason to hold more of it in memory.
+//     the server for PartialObjectMetadata), each object naming its kind.
+//     The operator decides on a ReplicaSet's labels alone, maps a Pod to
+//     the object that controls it and reads its UID and times, never a
+//     spec or status, so there is no reason to hold more in memory; a
+//     [Trim] drops the metadata no reader of a kind looks at (the Pods'
+//     labels and annotations).
 //   - [NewDynamicResource]: a kind kubeclient does not know, such as the
 //     ChaosPod CRD, through the dynamic client, decoded into typed objects
 //     as they arrive so readers never see unstructured maps.
