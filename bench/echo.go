@@ -24,6 +24,21 @@ import (
 // address and the certificate folder are its two arguments.
 const echoServerEnv = "BENCH_ECHO_SERVER"
 
+// echoRequested reports whether this process was started to serve as the
+// echo webhook: the driver, and its test binary, re-execute themselves so.
+func echoRequested() bool {
+	return os.Getenv(echoServerEnv) != "" && len(os.Args) == 3
+}
+
+// runEcho serves as the echo webhook until SIGTERM and exits.
+func runEcho() {
+	if err := serveEcho(os.Args[1], os.Args[2]); err != nil {
+		fmt.Fprintf(os.Stderr, "bench echo: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
 // echoPatch is the JSON patch the echo answers mutations with: the one the
 // operator's Pod mutation returns for the bench's Pods, so both answers
 // are about the same size.

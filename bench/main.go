@@ -71,12 +71,8 @@ func workloadNames() []string {
 }
 
 func main() {
-	if os.Getenv(echoServerEnv) != "" && len(os.Args) == 3 {
-		if err := serveEcho(os.Args[1], os.Args[2]); err != nil {
-			fmt.Fprintf(os.Stderr, "bench echo: %v\n", err)
-			os.Exit(1)
-		}
-		return
+	if echoRequested() {
+		runEcho()
 	}
 	opts, err := parseFlags(os.Args[1:])
 	if err != nil {

@@ -13,6 +13,15 @@ import (
 	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
+// TestMain lets the test binary serve as the echo webhook, as the driver's
+// binary does: the webhook workloads re-execute their own executable.
+func TestMain(m *testing.M) {
+	if echoRequested() {
+		runEcho()
+	}
+	os.Exit(m.Run())
+}
+
 // Every workload of the driver runs once, at a hundredth of its scale and
 // without a warm-up, against its own control plane and the release build
 // of the operator: the figures mean nothing here, but a workload that no
