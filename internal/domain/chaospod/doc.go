@@ -11,6 +11,16 @@
 // nextStop is in the future → requeue for exactly nextStop − now, read from
 // ports.Clock so tests can pin time.
 //
+// # Stops before starts
+//
+// Stops fall due at whole seconds (nextStop is stored with second
+// precision), so the Pods started in the same second are stopped together,
+// as a burst of DELETEs. A start (a Pod CREATE and two ChaosPod writes, all
+// admitted by webhooks) is several times a DELETE's work for the API
+// server, and each deleted Pod brings one. So a start first waits until no
+// stop of this reconciler is in flight, for at most [MaxStartDelay]: a stop
+// is promised for its time, a start only for "soon after".
+//
 // The interval is v2's spec.stop.interval, which v1 keeps in the
 // chaosapps.metamagical.io/stop-interval annotation; a v1 object without it
 // gets a random 10s or 20s, as the original example does.

@@ -31,6 +31,8 @@ type Reconciler struct {
 	clock     ports.Clock
 	// coin picks the interval of a v1 ChaosPod without one.
 	coin func() bool
+	// stops holds starts back while stops are in flight.
+	stops stopGate
 }
 
 var _ ports.Reconciler = (*Reconciler)(nil)
@@ -79,6 +81,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 	pod, err := r.pods.Get(ctx, key)
 	switch {
 	case errors.Is(err, ports.ErrNotFound):
+		// Stops first: they are promised for their time, a start is not.
+		if err := r.stops.wait(ctx, MaxStartDelay); err != nil {
+			return ports.Result{}, err
+		}
 		return r.startPod(ctx, cp)
 	case err != nil:
 		return ports.Result{}, fmt.Errorf("get pod %s: %w", key, err)
@@ -99,8 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 	if wait := cp.Spec.NextStop.Sub(now); wait > 0 {
 		return ports.Result{RequeueAfter: wait}, nil
 	}
-	err = r.podW.Delete(ctx, key, pod.UID)
-	switch {
+	switch err := r.stopPod(ctx, key, pod.UID); {
 	case errors.Is(err, ports.ErrNotFound), errors.Is(err, ports.ErrConflict):
 		return ports.Result{}, nil // gone or replaced meanwhile; events follow
 	case err != nil:
@@ -108,6 +113,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 	}
 	r.events.Eventf(cp, ports.EventTypeNormal, ReasonPodStopped, "Delete", "Stopped pod %s", key.Name)
 	return ports.Result{}, nil
+}
+
+// stopPod deletes the Pod key of uid, counted as a stop in flight while
+// the DELETE lasts.
+func (r *Reconciler) stopPod(ctx context.Context, key types.NamespacedName, uid types.UID) error {
+	r.stops.begin()
+	defer r.stops.end()
+	return r.podW.Delete(ctx, key, uid)
 }
 
 // recorded reports whether status.lastRun already names pod's run.

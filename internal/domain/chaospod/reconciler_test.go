@@ -201,3 +201,67 @@ func TestNewRequiresEveryDependency(t *testing.T) {
 	_, err := chaospod.New(nil, nil, nil, nil, nil, nil)
 	require.Error(t, err)
 }
+
+// heldDeletes passes writes through to a Pod writer but holds every Delete
+// until release is closed.
+type heldDeletes struct {
+	ports.Writer[*corev1.Pod]
+	deleting chan struct{} // receives when a Delete is held
+	release  chan struct{}
+}
+
+func (h *heldDeletes) Delete(ctx context.Context, key types.NamespacedName, uid types.UID) error {
+	h.deleting <- struct{}{}
+	<-h.release
+	return h.Writer.Delete(ctx, key, uid)
+}
+
+func TestStartWaitsForTheStopsInFlight(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	held := &heldDeletes{Writer: w.pods, deleting: make(chan struct{}, 1), release: make(chan struct{})}
+	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.pods.Metadata(), held, w.events, w.clock)
+	require.NoError(t, err)
+	ctx := context.Background()
+	stopping := types.NamespacedName{Namespace: key.Namespace, Name: "stopping"}
+	starting := types.NamespacedName{Namespace: key.Namespace, Name: "starting"}
+	for _, name := range []string{stopping.Name, starting.Name} {
+		cp := chaosPod("1s")
+		cp.Name = name
+		_, err := w.chaosPods.Create(ctx, cp)
+		require.NoError(t, err)
+	}
+	// "stopping" runs its Pod, which falls due.
+	_, err = r.Reconcile(ctx, ports.Request{NamespacedName: stopping})
+	require.NoError(t, err)
+	w.clock.Advance(time.Second)
+
+	stopped := make(chan error, 1)
+	go func() {
+		_, err := r.Reconcile(ctx, ports.Request{NamespacedName: stopping})
+		stopped <- err
+	}()
+	<-held.deleting
+	started := make(chan error, 1)
+	go func() {
+		_, err := r.Reconcile(ctx, ports.Request{NamespacedName: starting})
+		started <- err
+	}()
+
+	// While the stop is in flight, the start creates nothing.
+	select {
+	case err := <-started:
+		t.Fatalf("start finished while a stop was in flight (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	_, err = w.pods.Metadata().Get(ctx, starting)
+	require.ErrorIs(t, err, ports.ErrNotFound)
+
+	close(held.release)
+	require.NoError(t, <-stopped)
+	require.NoError(t, <-started)
+	_, err = w.pods.Metadata().Get(ctx, starting)
+	require.NoError(t, err, "the start goes once the stop is done")
+	_, err = w.pods.Metadata().Get(ctx, stopping)
+	require.ErrorIs(t, err, ports.ErrNotFound)
+}

@@ -1,0 +1,70 @@
+package chaospod
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// MaxStartDelay bounds how long a start waits for the stops in flight (see
+// stopGate). A stop ordinarily takes one API round trip, tens of
+// milliseconds; one that takes longer holds no start back past this.
+const MaxStartDelay = 500 * time.Millisecond
+
+// stopGate lets stops go before starts. Every stop is due at a whole second
+// (spec.nextStop is stored with second precision), so the stops of all the
+// ChaosPods whose Pods started in the same second fall due together, as a
+// burst of DELETEs, and each Pod deleted brings its start right behind it:
+// a Pod CREATE and two ChaosPod writes, admitted by webhooks, several times
+// the API server's work of a DELETE. Starts sent while the burst is in
+// flight take the API server from it and make its last stops late. A stop
+// is promised for its time and a start is not, so a start first waits
+// until no stop is in flight, for at most MaxStartDelay.
+type stopGate struct {
+	mu       sync.Mutex
+	inFlight int
+	// drained is closed when inFlight drops back to zero; nil while it is
+	// zero.
+	drained chan struct{}
+}
+
+// begin marks a stop in flight; end must follow.
+func (g *stopGate) begin() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inFlight == 0 {
+		g.drained = make(chan struct{})
+	}
+	g.inFlight++
+}
+
+func (g *stopGate) end() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inFlight--
+	if g.inFlight == 0 {
+		close(g.drained)
+		g.drained = nil
+	}
+}
+
+// wait returns once no stop is in flight or after limit, whichever comes
+// first; an error only when ctx ends before.
+func (g *stopGate) wait(ctx context.Context, limit time.Duration) error {
+	g.mu.Lock()
+	drained := g.drained
+	g.mu.Unlock()
+	if drained == nil {
+		return nil
+	}
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-drained:
+	case <-t.C:
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the pod stops in flight: %w", ctx.Err())
+	}
+	return nil
+}
