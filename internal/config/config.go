@@ -107,11 +107,13 @@ type Config struct {
 // never runs one key on two workers. 16 ReplicaSet workers keep pace with
 // a burst of creates. ChaosPods need more: spec.nextStop has whole
 // seconds, so the stops of Pods started in the same second fall due
-// together (up to half of a hundred ChaosPods at once), and each is a
-// DELETE whose lateness is the queue it waited in.
+// together (30 to 60 of a hundred ChaosPods at once, all of them when they
+// were created together with one interval), and a stop that finds no idle
+// worker waits a whole DELETE round trip for one. 128 let such a burst go
+// at once; an idle worker is a parked goroutine.
 const (
 	DefaultReplicaSetWorkers = 16
-	DefaultChaosPodWorkers   = 32
+	DefaultChaosPodWorkers   = 128
 )
 
 // DefaultGCHeapFloor is the heap the collector may fill before it collects.
