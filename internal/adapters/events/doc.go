@@ -43,7 +43,10 @@
 // 6 minutes after it was last seen, checking every 30 s, so no entry is
 // older than 6½ minutes; a repeat that finds an entry past the window
 // starts a new Event at once. The cache thus holds the distinct Events of
-// the last few minutes, not of every object ever reported on.
+// the last few minutes, not of every object ever reported on, and at most
+// 4096 of them, as client-go's correlator: past that, the entry seen
+// longest ago is evicted early (its series finished), so a burst of
+// distinct Events (a backlog of 100 000 objects) costs a bounded cache.
 //
 // # Writes
 //

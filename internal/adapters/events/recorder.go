@@ -84,6 +84,7 @@ type Recorder struct {
 	// Tests turn these before Start.
 	clock      clock.WithTicker
 	queueSize  int
+	maxSeries  int
 	queueWait  time.Duration
 	sweepEvery time.Duration
 	retryAfter time.Duration
@@ -132,6 +133,7 @@ func New(client kubeclient.Interface, opts Options, log *zap.Logger) (*Recorder,
 		maxWrites:  maxWrites,
 		clock:      clock.RealClock{},
 		queueSize:  maxQueuedEvents,
+		maxSeries:  maxSeries,
 		queueWait:  queueWait,
 		sweepEvery: sweepEvery,
 		retryAfter: firstRetryAfter,

@@ -25,6 +25,12 @@ const seriesWindow = 6 * time.Minute
 // its count written at this pace, so readers see it grow.
 const refreshEvery = 30 * time.Minute
 
+// maxSeries bounds the series cache, as client-go's correlator bounds its
+// LRU: a burst of distinct Events (one per object of a backlog of 100 000)
+// would otherwise hold all of them for seriesWindow. Past it, the series
+// seen longest ago is finished early; a repeat of it starts a new Event.
+const maxSeries = 4096
+
 // seriesKey is what makes two Events the same one repeated. The reporting
 // controller and instance are the recorder's, the same for all its Events.
 type seriesKey struct {
@@ -48,6 +54,10 @@ type entry struct {
 	writtenAt time.Time // when done last moved
 	pending   bool      // queued or being written
 	failed    bool      // rejected by the API server: never written again
+
+	// older and newer link the cache's entries by when they were last
+	// seen, so the bound evicts the stalest in constant time.
+	older, newer *entry
 }
 
 // dirty tells a series whose latest count has not been written.
@@ -69,9 +79,11 @@ type run struct {
 	// Unix nanoseconds: whether the writers are making progress.
 	lastWrite atomic.Int64
 
-	mu       sync.Mutex // guards what follows and every entry
-	cache    map[seriesKey]*entry
-	lastNano int64
+	mu    sync.Mutex // guards what follows and every entry
+	cache map[seriesKey]*entry
+	// oldest and newest end the list of cached entries by lastSeen.
+	oldest, newest *entry
+	lastNano       int64
 }
 
 func startRun(r *Recorder, instance string) *run {
@@ -115,20 +127,26 @@ func (rn *run) observe(k seriesKey) {
 	e := rn.cache[k]
 	if e != nil && now.Sub(e.lastSeen) >= seriesWindow {
 		// Finished, and the sweeper has not been by yet.
-		rn.finish(e)
+		rn.evict(e)
 		e = nil
 	}
 	var full *entry
 	switch {
 	case e == nil:
+		if len(rn.cache) >= rn.r.maxSeries {
+			rn.evict(rn.oldest)
+		}
 		e = &entry{key: k, name: rn.eventName(k.regarding.Name, now), firstSeen: now, lastSeen: now, count: 1, want: 1}
 		rn.cache[k] = e
+		rn.link(e)
 		if !rn.enqueue(e) {
 			full = e
 		}
 	default:
 		e.count++
 		e.lastSeen = now
+		rn.unlink(e)
+		rn.link(e)
 		if e.count == 2 {
 			e.want = 2
 			if !rn.enqueue(e) {
@@ -171,6 +189,40 @@ wait:
 	rn.mu.Unlock()
 	rn.r.dropped.add(DropQueueFull)
 	rn.r.log.Debug("event dropped, queue full", zap.String("reason", e.key.reason), zap.String("name", e.key.regarding.Name))
+}
+
+// link makes e the newest entry of the list. Called with mu held.
+func (rn *run) link(e *entry) {
+	e.older, e.newer = rn.newest, nil
+	if rn.newest != nil {
+		rn.newest.newer = e
+	} else {
+		rn.oldest = e
+	}
+	rn.newest = e
+}
+
+// unlink takes e out of the list. Called with mu held.
+func (rn *run) unlink(e *entry) {
+	if e.older != nil {
+		e.older.newer = e.newer
+	} else {
+		rn.oldest = e.newer
+	}
+	if e.newer != nil {
+		e.newer.older = e.older
+	} else {
+		rn.newest = e.older
+	}
+	e.older, e.newer = nil, nil
+}
+
+// evict takes e out of the cache and finishes its series. Called with mu
+// held.
+func (rn *run) evict(e *entry) {
+	delete(rn.cache, e.key)
+	rn.unlink(e)
+	rn.finish(e)
 }
 
 // finish asks for the final count of a series. Called with mu held.
@@ -275,11 +327,10 @@ func (rn *run) sweep() {
 	now := rn.r.clock.Now()
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	for k, e := range rn.cache {
+	for _, e := range rn.cache {
 		switch {
 		case now.Sub(e.lastSeen) >= seriesWindow:
-			delete(rn.cache, k)
-			rn.finish(e)
+			rn.evict(e)
 		case e.dirty() && now.Sub(e.writtenAt) >= refreshEvery:
 			rn.finish(e)
 		}

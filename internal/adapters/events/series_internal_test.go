@@ -112,6 +112,60 @@ func TestSweeperEvictsFinishedEvents(t *testing.T) {
 	assert.Len(t, events(t, cs), n+1)
 }
 
+// cachedNames lists the names the cached entries regard, oldest first, by
+// the list the bound evicts from.
+func (rn *run) cachedNames() []string {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	var names []string
+	for e := rn.oldest; e != nil; e = e.newer {
+		names = append(names, e.key.regarding.Name)
+	}
+	return names
+}
+
+// The cache holds at most maxSeries entries: past it, the one seen longest
+// ago is evicted at once, its series finished with its final count, and a
+// repeat of it is an Event of its own.
+func TestCacheIsBoundedEvictingTheStalest(t *testing.T) {
+	t.Parallel()
+	cs := fake.NewClientset()
+	r := newTestRecorder(t, kubeclienttest.Wrap(cs), Options{}, nil)
+	r.clock = clocktesting.NewFakeClock(time.Now())
+	r.sweepEvery = time.Hour // no sweep in this test
+	r.maxSeries = 3
+	require.NoError(t, r.Start(context.Background()))
+	record := func(name string) {
+		r.Eventf(testPod(name), ports.EventTypeNormal, "Labeled", "Label", "note")
+		waitIdle(t, r)
+	}
+	for range 3 {
+		record("p0") // a series of 3, its count not written yet
+	}
+	record("p1")
+	record("p2")
+	record("p1") // seen after p2
+	assert.Equal(t, []string{"p0", "p2", "p1"}, r.run.cachedNames())
+
+	record("p3")
+	assert.Equal(t, []string{"p2", "p1", "p3"}, r.run.cachedNames(), "p0, the stalest, evicted")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		got := eventOf(t, events(t, cs), "p0")
+		require.Len(c, got, 1)
+		require.NotNil(c, got[0].Series)
+		assert.Equal(c, int32(3), got[0].Series.Count, "the final count, written on eviction")
+	}, 10*time.Second, 5*time.Millisecond)
+
+	record("p4")
+	assert.Equal(t, []string{"p1", "p3", "p4"}, r.run.cachedNames(), "p2 evicted, not p1, seen later")
+	record("p0")
+	assert.Equal(t, []string{"p3", "p4", "p0"}, r.run.cachedNames())
+	stop(t, r)
+
+	assert.Len(t, eventOf(t, events(t, cs), "p0"), 2, "a repeat of an evicted Event is a new Event")
+	assert.Len(t, events(t, cs), 6)
+}
+
 // A repeat after the window starts a new Event even when the sweeper has
 // not been by, and the old series still gets its final count.
 func TestRepeatAfterTheWindowStartsANewEvent(t *testing.T) {
