@@ -69,6 +69,18 @@ func eventOf(t *testing.T, items []eventsv1.Event, name string) []eventsv1.Event
 	return out
 }
 
+// requireFinalCount waits until the one Event regarding name carries a
+// series of count, the final count its eviction writes.
+func requireFinalCount(t *testing.T, cs *fake.Clientset, name string, count int32) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		got := eventOf(t, events(t, cs), name)
+		require.Len(c, got, 1)
+		require.NotNil(c, got[0].Series)
+		assert.Equal(c, count, got[0].Series.Count, "the final count, written on eviction")
+	}, 10*time.Second, 5*time.Millisecond)
+}
+
 // The cache holds an Event only while a repeat could join its series:
 // the sweeper evicts it seriesWindow after it was last seen, writing the
 // final count of its series, and a later repeat is an Event of its own.
@@ -96,12 +108,7 @@ func TestSweeperEvictsFinishedEvents(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Zero(c, r.run.cacheLen())
 	}, 10*time.Second, 5*time.Millisecond)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		got := eventOf(t, events(t, cs), "p0")
-		require.Len(c, got, 1)
-		require.NotNil(c, got[0].Series)
-		assert.Equal(c, int32(4), got[0].Series.Count, "the final count, written on eviction")
-	}, 10*time.Second, 5*time.Millisecond)
+	requireFinalCount(t, cs, "p0", 4)
 
 	r.Eventf(testPod("p1"), ports.EventTypeNormal, "Labeled", "Label", "note")
 	stop(t, r)
@@ -149,12 +156,7 @@ func TestCacheIsBoundedEvictingTheStalest(t *testing.T) {
 
 	record("p3")
 	assert.Equal(t, []string{"p2", "p1", "p3"}, r.run.cachedNames(), "p0, the stalest, evicted")
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		got := eventOf(t, events(t, cs), "p0")
-		require.Len(c, got, 1)
-		require.NotNil(c, got[0].Series)
-		assert.Equal(c, int32(3), got[0].Series.Count, "the final count, written on eviction")
-	}, 10*time.Second, 5*time.Millisecond)
+	requireFinalCount(t, cs, "p0", 3)
 
 	record("p4")
 	assert.Equal(t, []string{"p1", "p3", "p4"}, r.run.cachedNames(), "p2 evicted, not p1, seen later")
