@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -132,13 +133,45 @@ func withPatch(resp *admissionv1.AdmissionResponse, ops []jsonpatch.Operation) *
 	if len(ops) == 0 {
 		return resp
 	}
-	patch, err := json.Marshal(ops)
+	patch, err := encodePatch(ops)
 	if err != nil {
 		return errored(http.StatusInternalServerError, fmt.Errorf("encode patch: %w", err))
 	}
 	pt := admissionv1.PatchTypeJSONPatch
 	resp.Patch, resp.PatchType = patch, &pt
 	return resp
+}
+
+// encodePatch spells ops as jsonpatch.Operation's own encoding does
+// ("value" kept for every add and replace, null included), written in one
+// pass: that encoding marshals each operation on its own and then checks
+// and compacts what it wrote, several times the cost of the patch itself.
+func encodePatch(ops []jsonpatch.Operation) ([]byte, error) {
+	st := encodeConfig.BorrowStream(nil)
+	defer encodeConfig.ReturnStream(st)
+	st.WriteArrayStart()
+	for i, op := range ops {
+		if i > 0 {
+			st.WriteMore()
+		}
+		st.WriteObjectStart()
+		st.WriteObjectField("op")
+		st.WriteString(op.Operation)
+		st.WriteMore()
+		st.WriteObjectField("path")
+		st.WriteString(op.Path)
+		if op.Value != nil || op.Operation == "add" || op.Operation == "replace" {
+			st.WriteMore()
+			st.WriteObjectField("value")
+			st.WriteVal(op.Value)
+		}
+		st.WriteObjectEnd()
+	}
+	st.WriteArrayEnd()
+	if st.Error != nil {
+		return nil, st.Error
+	}
+	return slices.Clone(st.Buffer()), nil
 }
 
 type validating[T any] struct {
@@ -200,6 +233,11 @@ var decodeConfig = jsoniter.Config{
 	CaseSensitive:                 true,
 	ObjectFieldMustBeSimpleString: true,
 }.Froze()
+
+// encodeConfig encodes as encoding/json does (sorted map keys, HTML
+// characters escaped, []byte as base64, json.Marshaler honoured), without
+// its reflection on every call: it writes every answer the server sends.
+var encodeConfig = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // unmarshal decodes the two JSON documents of every admission request, the
 // review and its object. json-iterator's error messages end with an

@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -434,7 +433,7 @@ func isJSON(contentType string) bool {
 
 // writeJSON sends v with code and returns the status code actually sent.
 func writeJSON(w http.ResponseWriter, code int, v any) int {
-	body, err := json.Marshal(v)
+	body, err := encodeConfig.Marshal(v)
 	if err != nil {
 		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
 		return http.StatusInternalServerError

@@ -46,7 +46,11 @@ func (*PodAnnotator) Mutate(_ context.Context, req ports.AdmissionRequest[corev1
 	if present {
 		warnings = append(warnings, fmt.Sprintf("annotation %s was %q, set to %q", PodAnnotationKey, current, PodAnnotationValue))
 	}
-	pod := req.Object.DeepCopy()
+	// The rule changes metadata only, so the copy owns its metadata and
+	// shares spec and status with the request, which nothing modifies:
+	// copying a whole Pod for one annotation was most of the rule's cost.
+	pod := &corev1.Pod{TypeMeta: req.Object.TypeMeta, Spec: req.Object.Spec, Status: req.Object.Status}
+	req.Object.ObjectMeta.DeepCopyInto(&pod.ObjectMeta)
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}

@@ -100,6 +100,13 @@ func TestPodAnnotator(t *testing.T) {
 			want := before.DeepCopy()
 			want.Annotations = tt.wantAnnotations
 			assert.Equal(t, want, got.Object, "only the annotation changes")
+			for k := range got.Object.Annotations {
+				got.Object.Annotations[k] = "changed"
+			}
+			for k := range got.Object.Labels {
+				got.Object.Labels[k] = "changed"
+			}
+			assert.Equal(t, before, tt.object, "the copy owns its metadata")
 		})
 	}
 }
