@@ -66,7 +66,8 @@ func (f figure) formatValue() string {
 }
 
 // formatSeconds keeps three significant-ish digits at every scale, so a
-// 4 ms latency and a 12 s convergence both read at a glance.
+// latency of milliseconds and a convergence of seconds both read at a
+// glance.
 func formatSeconds(s float64) string {
 	switch abs := math.Abs(s); {
 	case abs == 0:

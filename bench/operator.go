@@ -92,8 +92,8 @@ func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
 }
 
 // waitReady polls /readyz (caches synced, webhooks serving) until it answers
-// 200 and returns the time since process start. Polling every 10 ms keeps
-// the figure's resolution well under the start-up time.
+// 200 and returns the time since process start. Polling a hundred times a
+// second keeps the figure's resolution well under the start-up time.
 func (op *operator) waitReady(ctx context.Context) (time.Duration, error) {
 	client := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.After(operatorReadyTimeout)

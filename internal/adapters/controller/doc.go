@@ -40,8 +40,8 @@
 // events for one object is one reconcile) and never hands the same request
 // to two workers at once: a request that changes while it is being
 // reconciled is queued again and reconciled after. Failed requests come back
-// after a per-request exponential back-off (5ms doubling to 1000s) under an
-// overall 10 qps / 100 burst bucket, client-go's controller default, unless
+// after a per-request exponential back-off under an overall token bucket,
+// client-go's workqueue.DefaultTypedControllerRateLimiter, unless
 // Options.NewRateLimiter says otherwise.
 //
 // # Workers

@@ -38,9 +38,9 @@ type Options struct {
 	// NewRateLimiter makes the back-off for failed requests. It is a
 	// factory because a rate limiter remembers failures per request, and
 	// two controllers must not share that memory (their requests can have
-	// the same namespace and name). Default client-go's controller rate
-	// limiter: per request 5ms doubling up to 1000s, and 10 qps with a
-	// burst of 100 overall.
+	// the same namespace and name). Default
+	// workqueue.DefaultTypedControllerRateLimiter, client-go's controller
+	// default.
 	NewRateLimiter func() workqueue.TypedRateLimiter[ports.Request]
 	// ReadYourWritesTimeout bounds the wait, before a reconcile, for the
 	// caches to apply the writes the previous reconcile of the same request

@@ -78,10 +78,11 @@ type Options struct {
 	MaxConversionBytes int64
 	// MaxBodyBytesInFlight bounds the bytes that all request bodies being
 	// read or served hold at once; a request the budget cannot spare its
-	// next bytes gets 429 with Retry-After. 16 KiB per request slot, up to
-	// half of it, is kept for the first 16 KiB of each body (budget.go), so
-	// no body can be larger than the rest plus 16 KiB, whatever the two
-	// limits above say: a larger one gets 413.
+	// next bytes gets 429 with Retry-After. A reserve of smallBodyBytes per
+	// request slot, up to half of the budget, is kept for the first
+	// smallBodyBytes of each body (budget.go), so no body can be larger than
+	// the rest plus smallBodyBytes, whatever the two limits above say: a
+	// larger one gets 413.
 	MaxBodyBytesInFlight int64
 	// MaxRequestsInFlight bounds the requests read or served at once;
 	// more get 429 with Retry-After.
