@@ -237,7 +237,7 @@ func newFlagSet(c *Config, getenv func(string) string) *flag.FlagSet {
 	fs.BoolVar(&c.EnableHTTP2, "enable-http2", false, "serve webhooks and metrics over HTTP/2 too (off because of CVE-2023-44487)")
 	fs.BoolVar(&c.LeaderElect, "leader-elect", false, "run controllers only on the holder of a Lease")
 	fs.StringVar(&c.LeaderElectionID, "leader-election-id", "hexagonal-operator-leader", "name of the leader-election Lease")
-	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", defaultLeaderElectionNamespace(getenv), "namespace of the leader-election Lease (default: the pod's namespace, else default)")
+	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", defaultLeaderElectionNamespace(getenv), "namespace of the leader-election Lease: the pod's own ($POD_NAMESPACE) when set")
 	fs.DurationVar(&c.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "how long standbys wait before taking over a Lease that is not renewed")
 	fs.DurationVar(&c.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader keeps retrying to renew before giving up leadership")
 	fs.DurationVar(&c.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often electors try to acquire or renew the Lease")

@@ -2,6 +2,7 @@ package docs_test
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -89,4 +90,83 @@ func TestReferenceNamesEveryPathAndEventReason(t *testing.T) {
 	for _, reason := range []string{replicaset.ReasonLabeled, chaospod.ReasonPodCreated, chaospod.ReasonPodStopped} {
 		assert.Contains(t, ref, reason, "docs/reference.md does not name the Event reason %s", reason)
 	}
+}
+
+// Every flag's default, as the binary prints it, is the default the
+// reference's flag table gives it.
+func TestReferenceGivesEveryFlagsDefault(t *testing.T) {
+	t.Parallel()
+	var usage bytes.Buffer
+	config.Usage(&usage)
+	defaults := flagDefaults(usage.String())
+	require.Greater(t, len(defaults), 20, "the usage text gives the defaults: %s", usage.String())
+
+	assert.Empty(t, wrongDefaults(defaults, reference(t)))
+}
+
+func TestWrongDefaultsCatchesAStaleRow(t *testing.T) {
+	t.Parallel()
+	const table = "## Flags and exit codes\n\n| flag | default | meaning |\n|---|---|---|\n" +
+		"| `--workers` | `16` | reconciles |\n" +
+		"| `--cert-name` / `--cert-key` | `tls.crt` / `tls.key` | files |\n" +
+		"| `--leader-election-lease-duration` / `-renew-deadline` | `15s` / `10s` | durations |\n" +
+		"\n## Endpoints\n\n| `--port` (`9443`) | / | |\n"
+	tests := []struct {
+		name     string
+		defaults map[string]string
+		want     []string
+	}{
+		{"all given", map[string]string{"workers": "16", "cert-key": "tls.key", "leader-election-renew-deadline": "10s"}, nil},
+		{"stale default", map[string]string{"workers": "128"}, []string{"--workers: the table gives `16`, the binary 128"}},
+		{"flag without a row", map[string]string{"port": "9443"}, []string{"--port: no row in the flag table"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, wrongDefaults(tt.defaults, table))
+		})
+	}
+}
+
+// flagDefaults reads each flag's default from the usage text, as the flag
+// package prints it ("(default X)" closing the flag's description); flags
+// whose default is described in words instead are left out.
+func flagDefaults(usage string) map[string]string {
+	entry := regexp.MustCompile(`(?m)^\s+--([a-z0-9-]+)[^\n]*\n\s+.*\(default ([^:)][^)]*)\)$`)
+	defaults := map[string]string{}
+	for _, m := range entry.FindAllStringSubmatch(usage, -1) {
+		defaults[m[1]] = m[2]
+	}
+	return defaults
+}
+
+// wrongDefaults lists the flags whose row in the reference's flag table
+// (the section "Flags and exit codes") is missing or does not give the
+// default as code. A row may hold several flags; the leader-election
+// durations are named by their suffix after the first.
+func wrongDefaults(defaults map[string]string, ref string) []string {
+	section := ref[strings.Index(ref, "## Flags and exit codes"):]
+	if end := strings.Index(section[1:], "\n## "); end >= 0 {
+		section = section[:end+1]
+	}
+	var rows [][]string
+	for _, line := range strings.Split(section, "\n") {
+		if cells := strings.Split(line, "|"); strings.HasPrefix(line, "| `-") && len(cells) >= 4 {
+			rows = append(rows, cells[1:3])
+		}
+	}
+	var wrong []string
+	for _, name := range slices.Sorted(maps.Keys(defaults)) {
+		short := "`-" + strings.TrimPrefix(name, "leader-election-") + "`"
+		i := slices.IndexFunc(rows, func(r []string) bool {
+			return strings.Contains(r[0], "`--"+name+"`") || strings.Contains(r[0], short)
+		})
+		switch {
+		case i < 0:
+			wrong = append(wrong, "--"+name+": no row in the flag table")
+		case !strings.Contains(rows[i][1], "`"+defaults[name]+"`"):
+			wrong = append(wrong, "--"+name+": the table gives "+strings.TrimSpace(rows[i][1])+", the binary "+defaults[name])
+		}
+	}
+	return wrong
 }
