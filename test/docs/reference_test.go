@@ -145,10 +145,11 @@ func flagDefaults(usage string) map[string]string {
 // default as code. A row may hold several flags; the leader-election
 // durations are named by their suffix after the first.
 func wrongDefaults(defaults map[string]string, ref string) []string {
-	section := ref[strings.Index(ref, "## Flags and exit codes"):]
-	if end := strings.Index(section[1:], "\n## "); end >= 0 {
-		section = section[:end+1]
+	_, section, ok := strings.Cut(ref, "## Flags and exit codes")
+	if !ok {
+		return []string{"no section \"Flags and exit codes\""}
 	}
+	section, _, _ = strings.Cut(section, "\n## ")
 	var rows [][]string
 	for _, line := range strings.Split(section, "\n") {
 		if cells := strings.Split(line, "|"); strings.HasPrefix(line, "| `-") && len(cells) >= 4 {
