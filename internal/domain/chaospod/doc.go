@@ -19,7 +19,8 @@
 // admitted by webhooks) is several times a DELETE's work for the API
 // server, and each deleted Pod brings one. So a start first waits until no
 // stop of this reconciler is in flight, for at most [MaxStartDelay]: a stop
-// is promised for its time, a start only for "soon after".
+// is promised for its time, a start only for "soon after". The stop's own
+// Event waits the same way.
 //
 // The interval is v2's spec.stop.interval, which v1 keeps in the
 // chaosapps.metamagical.io/stop-interval annotation; a v1 object without it

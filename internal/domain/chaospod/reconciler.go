@@ -111,6 +111,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 	case err != nil:
 		return ports.Result{}, fmt.Errorf("stop pod %s: %w", key, err)
 	}
+	// The stop's Event waits for the other stops in flight, as starts do:
+	// it is one more write for the API server in the middle of their
+	// burst. Only the operator stopping ends the wait early, and the Event
+	// is recorded all the same.
+	_ = r.stops.wait(ctx, MaxStartDelay)
 	r.events.Eventf(cp, ports.EventTypeNormal, ReasonPodStopped, "Delete", "Stopped pod %s", key.Name)
 	return ports.Result{}, nil
 }

@@ -2,6 +2,7 @@ package chaospod_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -202,15 +203,20 @@ func TestNewRequiresEveryDependency(t *testing.T) {
 	require.Error(t, err)
 }
 
-// heldDeletes passes writes through to a Pod writer but holds every Delete
-// until release is closed.
+// heldDeletes passes writes through to a Pod writer but holds the Deletes
+// of the Pod named hold (of every Pod when hold is empty) until release is
+// closed.
 type heldDeletes struct {
 	ports.Writer[*corev1.Pod]
+	hold     string
 	deleting chan struct{} // receives when a Delete is held
 	release  chan struct{}
 }
 
 func (h *heldDeletes) Delete(ctx context.Context, key types.NamespacedName, uid types.UID) error {
+	if h.hold != "" && key.Name != h.hold {
+		return h.Writer.Delete(ctx, key, uid)
+	}
 	h.deleting <- struct{}{}
 	<-h.release
 	return h.Writer.Delete(ctx, key, uid)
@@ -264,4 +270,62 @@ func TestStartWaitsForTheStopsInFlight(t *testing.T) {
 	require.NoError(t, err, "the start goes once the stop is done")
 	_, err = w.pods.Metadata().Get(ctx, stopping)
 	require.ErrorIs(t, err, ports.ErrNotFound)
+}
+
+func TestStopEventWaitsForTheOtherStopsInFlight(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	held := &heldDeletes{Writer: w.pods, hold: "slow", deleting: make(chan struct{}, 1), release: make(chan struct{})}
+	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.pods.Metadata(), held, w.events, w.clock)
+	require.NoError(t, err)
+	ctx := context.Background()
+	slow := types.NamespacedName{Namespace: key.Namespace, Name: "slow"}
+	fast := types.NamespacedName{Namespace: key.Namespace, Name: "fast"}
+	for _, k := range []types.NamespacedName{slow, fast} {
+		cp := chaosPod("1s")
+		cp.Name = k.Name
+		_, err := w.chaosPods.Create(ctx, cp)
+		require.NoError(t, err)
+		_, err = r.Reconcile(ctx, ports.Request{NamespacedName: k})
+		require.NoError(t, err)
+	}
+	w.clock.Advance(time.Second) // both fall due
+	stopped := func(k types.NamespacedName) bool {
+		for _, e := range w.events.EventsFor(k) {
+			if e.Reason == chaospod.ReasonPodStopped {
+				return true
+			}
+		}
+		return false
+	}
+
+	slowDone := make(chan error, 1)
+	go func() {
+		_, err := r.Reconcile(ctx, ports.Request{NamespacedName: slow})
+		slowDone <- err
+	}()
+	<-held.deleting
+	fastDone := make(chan error, 1)
+	go func() {
+		_, err := r.Reconcile(ctx, ports.Request{NamespacedName: fast})
+		fastDone <- err
+	}()
+
+	// fast's Pod is stopped at once, its Event waits for slow's stop.
+	require.Eventually(t, func() bool {
+		_, err := w.pods.Metadata().Get(ctx, fast)
+		return errors.Is(err, ports.ErrNotFound)
+	}, 5*time.Second, 5*time.Millisecond)
+	select {
+	case err := <-fastDone:
+		t.Fatalf("the stop's reconcile finished while another stop was in flight (err %v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	assert.False(t, stopped(fast), "the stop's Event was recorded while another stop was in flight")
+
+	close(held.release)
+	require.NoError(t, <-slowDone)
+	require.NoError(t, <-fastDone)
+	assert.True(t, stopped(fast))
+	assert.True(t, stopped(slow))
 }

@@ -20,7 +20,8 @@ const MaxStartDelay = 500 * time.Millisecond
 // the API server's work of a DELETE. Starts sent while the burst is in
 // flight take the API server from it and make its last stops late. A stop
 // is promised for its time and a start is not, so a start first waits
-// until no stop is in flight, for at most MaxStartDelay.
+// until no stop is in flight, for at most MaxStartDelay; so does the
+// Event of a stop, one more write in the middle of the burst.
 type stopGate struct {
 	mu       sync.Mutex
 	inFlight int
