@@ -242,17 +242,9 @@ func TestStartWaitsForTheStopsInFlight(t *testing.T) {
 	require.NoError(t, err)
 	w.clock.Advance(time.Second)
 
-	stopped := make(chan error, 1)
-	go func() {
-		_, err := r.Reconcile(ctx, ports.Request{NamespacedName: stopping})
-		stopped <- err
-	}()
+	stopped := reconcileAsync(ctx, r, stopping)
 	<-held.deleting
-	started := make(chan error, 1)
-	go func() {
-		_, err := r.Reconcile(ctx, ports.Request{NamespacedName: starting})
-		started <- err
-	}()
+	started := reconcileAsync(ctx, r, starting)
 
 	// While the stop is in flight, the start creates nothing.
 	select {
@@ -299,17 +291,9 @@ func TestStopEventWaitsForTheOtherStopsInFlight(t *testing.T) {
 		return false
 	}
 
-	slowDone := make(chan error, 1)
-	go func() {
-		_, err := r.Reconcile(ctx, ports.Request{NamespacedName: slow})
-		slowDone <- err
-	}()
+	slowDone := reconcileAsync(ctx, r, slow)
 	<-held.deleting
-	fastDone := make(chan error, 1)
-	go func() {
-		_, err := r.Reconcile(ctx, ports.Request{NamespacedName: fast})
-		fastDone <- err
-	}()
+	fastDone := reconcileAsync(ctx, r, fast)
 
 	// fast's Pod is stopped at once, its Event waits for slow's stop.
 	require.Eventually(t, func() bool {
@@ -328,4 +312,15 @@ func TestStopEventWaitsForTheOtherStopsInFlight(t *testing.T) {
 	require.NoError(t, <-fastDone)
 	assert.True(t, stopped(fast))
 	assert.True(t, stopped(slow))
+}
+
+// reconcileAsync reconciles key in a goroutine; the channel receives its
+// error.
+func reconcileAsync(ctx context.Context, r *chaospod.Reconciler, key types.NamespacedName) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.Reconcile(ctx, ports.Request{NamespacedName: key})
+		done <- err
+	}()
+	return done
 }
