@@ -69,8 +69,8 @@
 // operator_webhook_requests_rejected_total{webhook,reason} as well as in
 // controller_runtime_webhook_requests_total; operator_webhook_body_bytes_in_flight
 // shows what is taken. Part of the budget is kept for the first few
-// kilobytes of each body, so the API server's ordinary reviews are served while large
-// or slow bodies hold the rest. [Server.Start] binds synchronously
+// kilobytes of each body, so the API server's ordinary reviews are served
+// while large or slow bodies hold the rest. [Server.Start] binds synchronously
 // (a bind error is returned) and serves in the background; [Server.Stop]
 // lets requests in flight finish within its context. [Server.ReadinessCheck]
 // passes only once the server completes a TLS handshake on its own port
