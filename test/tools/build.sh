@@ -27,7 +27,7 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-echo "tools: building ${missing[*]} (kubernetes $k8s_version, etcd $etcd_version); the first build takes about 10 minutes on 2 cores"
+echo "tools: building ${missing[*]} (kubernetes $k8s_version, etcd $etcd_version); the first build takes about 15 minutes on 2 cores"
 minor=${k8s_version#v1.}; minor=${minor%%.*}
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean"
 export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
