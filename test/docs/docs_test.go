@@ -17,7 +17,7 @@ import (
 )
 
 // requiredDocs must exist; every other docs/*.md is checked too.
-var requiredDocs = []string{"README.md", "CONTRIBUTING.md", "docs/architecture.md", "docs/testing.md", "docs/reference.md", "docs/deploying.md", "docs/performance.md", "docs/reliability.md", "docs/extending.md"}
+var requiredDocs = []string{"README.md", "CONTRIBUTING.md", "docs/architecture.md", "docs/testing.md", "docs/reference.md", "docs/deploying.md", "docs/performance.md", "docs/reliability.md", "docs/extending.md", "docs/troubleshooting.md", "docs/upgrading.md"}
 
 func TestDocsPointAtFilesThatExist(t *testing.T) {
 	t.Parallel()
