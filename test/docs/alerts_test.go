@@ -23,6 +23,8 @@ import (
 type alertRule struct {
 	Alert       string            `json:"alert"`
 	Expr        string            `json:"expr"`
+	For         string            `json:"for"`
+	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`
 }
 
@@ -189,11 +191,64 @@ func TestDocsNameExactlyTheAlerts(t *testing.T) {
 	require.True(t, ok, "docs/deploying.md has its Observability section")
 	section, _, _ = strings.Cut(section, "\n#")
 	assert.ElementsMatch(t, alerts, alertMentions(section), "the alerts docs/deploying.md lists (Observability) and those of config/prometheus/alerts.yaml")
+	for _, problem := range alertRowProblems(section, alertRules(t, filepath.Join(root, "config", "prometheus", "alerts.yaml"))) {
+		t.Error("docs/deploying.md: " + problem)
+	}
 	for _, doc := range docFiles(t, root) {
 		for _, a := range alertMentions(readDoc(t, doc)) {
 			assert.Contains(t, alerts, a, "%s names an alert config/prometheus/alerts.yaml does not have", doc)
 		}
 	}
+}
+
+func TestAlertRowProblemsCatchesAStaleRow(t *testing.T) {
+	t.Parallel()
+	rules := []alertRule{{Alert: "OpDown", For: "5m", Labels: map[string]string{"severity": "critical"}}}
+	tests := []struct {
+		name, table string
+		want        []string
+	}{
+		{"as the rule", "| `OpDown` | nothing scraped, for 5 min | critical |\n", nil},
+		{"no row", "| `OpUp` | x | y |\n", []string{"alert OpDown: no row in the table"}},
+		{"another duration", "| `OpDown` | nothing scraped, for 15 min | critical |\n", []string{"alert OpDown: the row does not say \"for 5 min\""}},
+		{"another severity", "| `OpDown` | nothing scraped, for 5 min | warning |\n", []string{"alert OpDown: the row does not say \"critical\""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, alertRowProblems(tt.table, rules))
+		})
+	}
+}
+
+// alertRowProblems holds each rule's row of a markdown table (first cell
+// the backticked alert name) to the rule's severity and, when it waits,
+// its "for N min".
+func alertRowProblems(table string, rules []alertRule) []string {
+	var problems []string
+	for _, r := range rules {
+		var row string
+		for _, line := range strings.Split(table, "\n") {
+			if strings.HasPrefix(line, "| `"+r.Alert+"` |") {
+				row = line
+			}
+		}
+		if row == "" {
+			problems = append(problems, "alert "+r.Alert+": no row in the table")
+			continue
+		}
+		var want []string
+		if m := regexp.MustCompile(`^(\d+)m$`).FindStringSubmatch(r.For); m != nil {
+			want = append(want, "for "+m[1]+" min")
+		}
+		want = append(want, r.Labels["severity"])
+		for _, w := range want {
+			if !strings.Contains(row, w) {
+				problems = append(problems, fmt.Sprintf("alert %s: the row does not say %q", r.Alert, w))
+			}
+		}
+	}
+	return problems
 }
 
 func TestAlertMentionsReadsNamesAndShortNames(t *testing.T) {
@@ -248,7 +303,7 @@ func TestAlertsFollowTheNamePrefix(t *testing.T) {
 	for _, o := range kit {
 		data, err := json.Marshal(o.Object)
 		require.NoError(t, err)
-		assert.NotContains(t, string(data), "hexagonal-operator-", "%s %s keeps the default prefix or namespace", o.GetKind(), o.GetName())
+		assert.Empty(t, oldPrefix.FindAllString(string(data), -1), "%s %s keeps the default prefix or namespace", o.GetKind(), o.GetName())
 		assert.Equal(t, ns, o.GetNamespace(), "%s %s", o.GetKind(), o.GetName())
 		switch o.GetKind() {
 		case "ServiceMonitor":
@@ -284,6 +339,10 @@ func TestAlertsFollowTheNamePrefix(t *testing.T) {
 		}
 	}
 }
+
+// oldPrefix finds the default prefix in a rendered object, with what
+// surrounds it.
+var oldPrefix = regexp.MustCompile(`[^"]{0,40}hexagonal-operator-[^"]{0,40}`)
 
 // setNamespaceAndPrefix rewrites a kustomization's namespace and
 // namePrefix, as a user installing elsewhere would.
