@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
 )
 
@@ -409,4 +410,21 @@ func TestReadmeGivesTheVersionsTheCodeNeeds(t *testing.T) {
 	require.NotNil(t, goVersion)
 	want = "Go ≥ " + goVersion[1]
 	assert.True(t, strings.Contains(readme, want), "README.md does not say %q, go.mod's version", want)
+}
+
+// The pages that give the webhook server's budget give the defaults the
+// server applies.
+func TestDocsGiveTheWebhookBudget(t *testing.T) {
+	t.Parallel()
+	want := []string{
+		fmt.Sprintf("%d MiB", webhook.DefaultMaxRequestBytes>>20),
+		fmt.Sprintf("%d MiB", webhook.DefaultMaxBodyBytesInFlight>>20),
+		strconv.Itoa(webhook.DefaultMaxRequestsInFlight),
+	}
+	for _, doc := range []string{"docs/reference.md", "docs/troubleshooting.md"} {
+		text := strings.Join(strings.Fields(readDoc(t, doc)), " ")
+		for _, w := range want {
+			assert.True(t, strings.Contains(text, w), "%s does not give the webhook budget's %s", doc, w)
+		}
+	}
 }
