@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -371,4 +372,58 @@ func labelsMatch(labels, selector map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// Every link to a heading of a page (page.md#anchor, or #anchor within
+// one) names a heading that page has.
+func TestLinksToHeadingsResolve(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	for _, doc := range docFiles(t, root) {
+		for _, problem := range brokenAnchors(doc, readDoc(t, doc), func(rel string) (string, bool) {
+			data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+			return string(data), err == nil
+		}) {
+			t.Error(problem)
+		}
+	}
+}
+
+func TestBrokenAnchorsFindsThem(t *testing.T) {
+	t.Parallel()
+	pages := map[string]string{"docs/b.md": "# B\n\n## Exit code 1\n"}
+	read := func(rel string) (string, bool) { s, ok := pages[rel]; return s, ok }
+	text := "# A\n\n## Here\n\n[ok](b.md#exit-code-1) [self](#here) [web](https://x.io/a.md#nope) `[code](b.md#nope)`\n" +
+		"[gone](b.md#exit-code-2)\n[no page](c.md#x) [not here](#there)\n"
+	assert.Equal(t, []string{
+		"docs/a.md:6: b.md#exit-code-2: no such heading in docs/b.md",
+		"docs/a.md:7: #there: no such heading in docs/a.md",
+	}, brokenAnchors("docs/a.md", text, read))
+}
+
+// brokenAnchors lists the links of doc, outside code, whose anchor is no
+// heading of the page they point at; pages that do not exist are the
+// concern of missingPaths.
+func brokenAnchors(doc, text string, read func(rel string) (string, bool)) []string {
+	var problems []string
+	prose := withoutFences(text)
+	for i, line := range strings.Split(prose, "\n") {
+		for _, m := range mdLink.FindAllStringSubmatch(codeSpan.ReplaceAllString(line, ""), -1) {
+			target, anchor, ok := strings.Cut(m[1], "#")
+			if !ok || strings.Contains(target, "://") {
+				continue
+			}
+			page, body := doc, text
+			if target != "" {
+				page = path.Join(path.Dir(doc), target)
+				if body, ok = read(page); !ok {
+					continue
+				}
+			}
+			if !slices.Contains(headingAnchors(body), anchor) {
+				problems = append(problems, fmt.Sprintf("%s:%d: %s: no such heading in %s", doc, i+1, m[1], page))
+			}
+		}
+	}
+	return problems
 }
