@@ -9,13 +9,13 @@
 // figures that disagree; versions in the README that are not go.mod's,
 // test/tools/go.mod's or those the APIs of config/ need; the webhook
 // budget; the CRD versions and rollout settings docs/upgrading.md gives;
-// and the alerts: every rule of config/prometheus/alerts.yaml has a
-// runbook_url whose anchor is a heading of docs/troubleshooting.md, and
-// docs/deploying.md lists exactly those rules; a link to a heading names
-// a heading that page has. The tests that render
-// config/ with kubectl (the kit under another name prefix, the order
-// config/default applies in, the troubleshooting guide's scoping overlay)
-// need `make tools`, as the rest of the test tiers do.
+// a link to a heading that the page lacks; and the alerts: every rule of
+// config/prometheus/alerts.yaml has a runbook_url whose anchor is a
+// heading of docs/troubleshooting.md, and docs/deploying.md lists exactly
+// those rules. The tests that render config/ with kubectl (the kit under
+// another name prefix, the order config/default applies in, the
+// troubleshooting guide's scoping overlay) need `make tools`, as the rest
+// of the test tiers do.
 //
 // The checks are plain functions fed with text and a file tree, and each
 // has table cases that must fail, so a check that stopped catching
