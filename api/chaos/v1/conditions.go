@@ -10,9 +10,6 @@ const (
 	// ReasonPodRunning (True): the Pod exists and is stopped at
 	// spec.nextStop, which the message names.
 	ReasonPodRunning = "PodRunning"
-	// ReasonPodPending (False): the Pod was created and its run is being
-	// recorded (spec.nextStop, status.lastRun).
-	ReasonPodPending = "PodPending"
 	// ReasonPodReplacing (False): the Pod was stopped and is terminating;
 	// the next one is created once it is gone.
 	ReasonPodReplacing = "PodReplacing"
