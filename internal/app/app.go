@@ -48,7 +48,8 @@ func Options(cfg config.Config) fx.Option {
 		fx.Provide(
 			restConfig,
 			func(c config.Config) logging.Options {
-				return logging.Options{Level: c.ZapLogLevel, Encoder: c.ZapEncoder, Devel: c.ZapDevel}
+				return logging.Options{Level: c.ZapLogLevel, Encoder: c.ZapEncoder, Devel: c.ZapDevel,
+					StacktraceLevel: c.ZapStacktraceLevel, TimeEncoding: c.ZapTimeEncoding}
 			},
 			func() kube.Options {
 				// No client-side throttling: the API server's priority and

@@ -81,6 +81,11 @@ type Config struct {
 	ZapLogLevel string
 	ZapEncoder  string
 	ZapDevel    bool
+	// ZapStacktraceLevel is the level from which log lines carry a stack
+	// trace; empty means the mode's default (warn with ZapDevel).
+	ZapStacktraceLevel string
+	// ZapTimeEncoding is how log timestamps are written.
+	ZapTimeEncoding string
 
 	// GCHeapFloor is the heap, in bytes, the garbage collector may fill
 	// before it collects, however little is live (package gcfloor); 0
@@ -173,6 +178,9 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		if !set["zap-encoder"] {
 			c.ZapEncoder = ""
 		}
+		if !set["zap-stacktrace-level"] {
+			c.ZapStacktraceLevel = ""
+		}
 	}
 	if c.webhookCertPath != "" {
 		if set["webhook-cert-dir"] && c.WebhookCertDir != c.webhookCertPath {
@@ -256,6 +264,8 @@ func newFlagSet(c *Config, getenv func(string) string) *flag.FlagSet {
 	fs.StringVar(&c.ZapLogLevel, "zap-log-level", "info", "log level: debug, info, error, or an integer verbosity (higher is more verbose)")
 	fs.StringVar(&c.ZapEncoder, "zap-encoder", "json", "log encoding: json or console")
 	fs.BoolVar(&c.ZapDevel, "zap-devel", false, "development logging: console encoding, debug level, stack traces on warnings")
+	fs.StringVar(&c.ZapStacktraceLevel, "zap-stacktrace-level", "error", "level from which log lines carry a stack trace: debug, info, warn, error or panic; warn with --zap-devel unless given")
+	fs.StringVar(&c.ZapTimeEncoding, "zap-time-encoding", "rfc3339", "encoding of log timestamps: epoch, millis, nano, iso8601, rfc3339 or rfc3339nano")
 	c.GCHeapFloor = DefaultGCHeapFloor
 	fs.Var((*byteSize)(&c.GCHeapFloor), "gc-heap-floor", "heap the garbage collector may fill before it collects, however little is live, as GOMEMLIMIT spells sizes (B, KiB, MiB, GiB); off disables it")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "budget for a graceful stop on SIGTERM/SIGINT")
@@ -323,6 +333,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("invalid value %q for flag --zap-encoder: must be json or console", c.ZapEncoder)
 	case !validLogLevel(c.ZapLogLevel) && !(c.ZapDevel && c.ZapLogLevel == ""):
 		return fmt.Errorf("invalid value %q for flag --zap-log-level: must be debug, info, error or a non-negative integer", c.ZapLogLevel)
+	case !validStacktraceLevel(c.ZapStacktraceLevel) && !(c.ZapDevel && c.ZapStacktraceLevel == ""):
+		return fmt.Errorf("invalid value %q for flag --zap-stacktrace-level: must be debug, info, warn, error or panic", c.ZapStacktraceLevel)
+	case !validTimeEncoding(c.ZapTimeEncoding):
+		return fmt.Errorf("invalid value %q for flag --zap-time-encoding: must be epoch, millis, nano, iso8601, rfc3339 or rfc3339nano", c.ZapTimeEncoding)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("invalid value %s for flag --shutdown-timeout: must be positive", c.ShutdownTimeout)
 	case c.WebhookShutdownDelay < 0 || c.WebhookShutdownDelay >= c.ShutdownTimeout:
@@ -358,6 +372,27 @@ func validLogLevel(l string) bool {
 	}
 	n, err := strconv.Atoi(l)
 	return err == nil && n >= 0
+}
+
+// validStacktraceLevel accepts controller-runtime's --zap-stacktrace-level
+// values (info, error, panic), and debug and warn (the development mode's
+// default), as --zap-log-level does.
+func validStacktraceLevel(l string) bool {
+	switch strings.ToLower(l) {
+	case "debug", "info", "warn", "error", "panic":
+		return true
+	}
+	return false
+}
+
+// validTimeEncoding accepts controller-runtime's --zap-time-encoding values;
+// nanos is what controller-runtime's parser takes for its documented nano.
+func validTimeEncoding(e string) bool {
+	switch strings.ToLower(e) {
+	case "epoch", "millis", "nano", "nanos", "iso8601", "rfc3339", "rfc3339nano":
+		return true
+	}
+	return false
 }
 
 // cleanFlagError rewords the flag package's errors into one line that names

@@ -49,6 +49,8 @@ func TestDefaultsFollowTheSpec(t *testing.T) {
 	assert.Equal(t, []string{"replicaset", "chaospod"}, c.Controllers)
 	assert.Equal(t, "info", c.ZapLogLevel)
 	assert.Equal(t, "json", c.ZapEncoder)
+	assert.Equal(t, "error", c.ZapStacktraceLevel, "controller-runtime's production default")
+	assert.Equal(t, "rfc3339", c.ZapTimeEncoding, "controller-runtime's default")
 	assert.Equal(t, 30*time.Second, c.ShutdownTimeout)
 	assert.Equal(t, config.DefaultReplicaSetWorkers, c.ReplicaSetWorkers)
 	assert.Equal(t, config.DefaultChaosPodWorkers, c.ChaosPodWorkers)
@@ -142,6 +144,11 @@ func TestBadInputIsOneLineNamingTheFlag(t *testing.T) {
 		{[]string{"--controllers=replicaset,nope"}, env(), "unknown controller \"nope\""},
 		{[]string{"--zap-encoder=xml"}, env(), "--zap-encoder"},
 		{[]string{"--zap-log-level=loud"}, env(), "--zap-log-level"},
+		{[]string{"--zap-stacktrace-level=verbose"}, env(), "--zap-stacktrace-level"},
+		{[]string{"--zap-devel", "--zap-stacktrace-level=3"}, env(), "--zap-stacktrace-level"},
+		{nil, env("OPERATOR_ZAP_STACKTRACE_LEVEL", "all"), "--zap-stacktrace-level"},
+		{[]string{"--zap-time-encoding=unix"}, env(), "--zap-time-encoding"},
+		{nil, env("OPERATOR_ZAP_TIME_ENCODING", "local"), "--zap-time-encoding"},
 		{[]string{"--shutdown-timeout=-1s"}, env(), "--shutdown-timeout"},
 		{[]string{"--kubeconfig"}, env(), "flag --kubeconfig needs a value"},
 		{[]string{"stray"}, env(), "unexpected argument"},
@@ -202,6 +209,34 @@ func TestZapDevelChangesTheDefaultsOnly(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.level, c.ZapLogLevel, "level")
 			assert.Equal(t, tt.encoder, c.ZapEncoder, "encoder")
+		})
+	}
+}
+
+func TestZapStacktraceLevelAndTimeEncoding(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name         string
+		args         []string
+		env          func(string) string
+		stack, times string
+	}{
+		{"defaults", nil, env(), "error", "rfc3339"},
+		{"devel: the mode's stack level", []string{"--zap-devel"}, env(), "", "rfc3339"},
+		{"devel with a stack level", []string{"--zap-devel", "--zap-stacktrace-level=panic"}, env(), "panic", "rfc3339"},
+		{"flags", []string{"--zap-stacktrace-level=info", "--zap-time-encoding=epoch"}, env(), "info", "epoch"},
+		{"environment", nil, env("OPERATOR_ZAP_STACKTRACE_LEVEL", "panic", "OPERATOR_ZAP_TIME_ENCODING", "millis"), "panic", "millis"},
+		{"flag wins over environment", []string{"--zap-time-encoding=iso8601"}, env("OPERATOR_ZAP_TIME_ENCODING", "nano"), "error", "iso8601"},
+		{"controller-runtime's other spellings", []string{"--zap-stacktrace-level=Error", "--zap-time-encoding=nanos"}, env(), "Error", "nanos"},
+		{"rfc3339nano", []string{"--zap-time-encoding=rfc3339nano"}, env(), "error", "rfc3339nano"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Parse(tt.args, tt.env)
+			require.NoError(t, err)
+			assert.Equal(t, tt.stack, c.ZapStacktraceLevel, "stacktrace level")
+			assert.Equal(t, tt.times, c.ZapTimeEncoding, "time encoding")
 		})
 	}
 }

@@ -53,7 +53,9 @@
 // Errors cross ports as the sentinel errors of this package ([ErrNotFound],
 // [ErrConflict], [ErrAlreadyExists], [ErrInvalid], [ErrForbidden]), wrapped
 // with context and tested with errors.Is; never as Kubernetes API errors.
-// [Terminal] marks an error that a retry cannot fix.
+// [Terminal] marks an error that a retry cannot fix. A [StoreError]
+// carries the store's own words beside the sentinel, so that [Cause] can
+// tell users why the API server refused a request.
 //
 // This package imports nothing of the module but api/..., and no client,
 // transport, logging or dependency-injection library.

@@ -17,3 +17,35 @@ var (
 	// ErrForbidden: the operator is not allowed to do this.
 	ErrForbidden = errors.New("forbidden")
 )
+
+// StoreError is a failure as the store reported it: errors.Is finds Err,
+// one of the sentinels above (nil when none fits, as for a transient
+// failure), and Error is the store's own message, for example the API
+// server's reason for refusing a request, an admission policy's message
+// included. Adapters return it so that the domain can tell users why
+// without knowing which adapter answered.
+type StoreError struct {
+	Err     error
+	Message string
+}
+
+func (e *StoreError) Error() string { return e.Message }
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// Cause is what the store said in err: the Message of the innermost
+// [StoreError] it wraps, else err's whole text. Cause(nil) is "".
+func Cause(err error) string {
+	if err == nil {
+		return ""
+	}
+	var msg string
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if s, ok := e.(*StoreError); ok {
+			msg = s.Message
+		}
+	}
+	if msg == "" {
+		return err.Error()
+	}
+	return msg
+}

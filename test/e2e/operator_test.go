@@ -52,7 +52,7 @@ func TestVersionAndHelp(t *testing.T) {
 
 func TestBadFlagIsOneLineAndExitTwo(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"--no-such-flag"}, {"--webhook-port=http"}} {
+	for _, args := range [][]string{{"--no-such-flag"}, {"--webhook-port=http"}, {"--zap-stacktrace-level=verbose"}, {"--zap-time-encoding=unix"}} {
 		p := operatorproc.Start(t, operatorBin, nil, args...)
 		require.Equal(t, 2, p.Wait(t, 10*time.Second))
 		out := strings.TrimRight(p.Output(), "\n")

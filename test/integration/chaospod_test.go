@@ -163,7 +163,7 @@ func TestChaosPodReadsTheSameInBothVersions(t *testing.T) {
 	out, err := exec.Command(kubectl, "--kubeconfig", e.cp.KubeconfigPath, "get", "chaos", "-n", "versions").CombinedOutput()
 	require.NoError(t, err, string(out))
 	header := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
-	assert.Equal(t, []string{"NAME", "NEXT", "STOP", "LAST", "RUN", "AGE"}, header, string(out))
+	assert.Equal(t, []string{"NAME", "READY", "NEXT", "STOP", "LAST", "RUN", "AGE"}, header, string(out))
 	assert.Contains(t, string(out), "from-v2")
 }
 

@@ -61,6 +61,9 @@ func TestReplicaSetsAreLabeledAndForeignWritesSurvive(t *testing.T) {
 		"workqueue_work_duration_seconds", "workqueue_retries_total", "workqueue_unfinished_work_seconds",
 		"workqueue_longest_running_processor_seconds", "rest_client_requests_total",
 		"go_goroutines", "process_resident_memory_bytes", "operator_cache_objects",
+		"controller_runtime_reconcile_timeouts_total", "controller_runtime_webhook_panics_total",
+		"controller_runtime_conversion_webhook_panics_total",
+		"certwatcher_read_certificate_total", "certwatcher_read_certificate_errors_total",
 	} {
 		assert.True(t, names[name], "metric %s exposed", name)
 	}
@@ -158,6 +161,7 @@ func TestOnlyTheLeaderReconcilesAndAStandbyTakesOver(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return count(t, cs, "hello=world") == 1 }, 30*time.Second, 50*time.Millisecond)
 	assert.Equal(t, float64(0), b.counter(t, "leader_election_master_status", leaderGauge), "b is a standby")
+	assert.True(t, b.families(t)["leader_election_slowpath_total"], "leader_election_slowpath_total exposed from the start")
 	assert.Equal(t, float64(0), b.counter(t, "controller_runtime_reconcile_total", map[string]string{"controller": "replicaset"}), "a standby does not reconcile")
 
 	stopped := time.Now()

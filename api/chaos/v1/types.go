@@ -27,6 +27,14 @@ type ChaosPodStatus struct {
 	// LastRun is the creation time of the most recent Pod.
 	// +optional
 	LastRun *metav1.Time `json:"lastRun,omitempty"`
+
+	// Conditions hold Ready: True while the Pod runs its course, False
+	// with a reason that says why not (see the Reason constants of package
+	// v1). Each carries the generation it was computed for.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ChaosPod runs a Pod and stops it at spec.nextStop, again and again.
@@ -35,6 +43,7 @@ type ChaosPodStatus struct {
 // +kubebuilder:storageversion
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=chaos
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
 // +kubebuilder:printcolumn:name="Next Stop",type="string",format="date-time",JSONPath=".spec.nextStop"
 // +kubebuilder:printcolumn:name="Last Run",type="string",format="date-time",JSONPath=".status.lastRun"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"

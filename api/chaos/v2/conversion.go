@@ -23,7 +23,10 @@ func ToHub(src *ChaosPod) *chaosv1.ChaosPod {
 			Template: *src.Spec.PodTemplate.DeepCopy(),
 			NextStop: src.Spec.Stop.At.DeepCopy(),
 		},
-		Status: chaosv1.ChaosPodStatus{LastRun: src.Status.LastRun.DeepCopy()},
+		Status: chaosv1.ChaosPodStatus{
+			LastRun:    src.Status.LastRun.DeepCopy(),
+			Conditions: copyConditions(src.Status.Conditions),
+		},
 	}
 	if src.Spec.Stop.Interval != nil {
 		if dst.Annotations == nil {
@@ -50,7 +53,10 @@ func FromHub(src *chaosv1.ChaosPod) *ChaosPod {
 			PodTemplate: *src.Spec.Template.DeepCopy(),
 			Stop:        ChaosPodStop{At: src.Spec.NextStop.DeepCopy()},
 		},
-		Status: ChaosPodStatus{LastRun: src.Status.LastRun.DeepCopy()},
+		Status: ChaosPodStatus{
+			LastRun:    src.Status.LastRun.DeepCopy(),
+			Conditions: copyConditions(src.Status.Conditions),
+		},
 	}
 	if raw, ok := dst.Annotations[chaosv1.StopIntervalAnnotation]; ok {
 		if d, err := time.ParseDuration(raw); err == nil {
@@ -62,4 +68,16 @@ func FromHub(src *chaosv1.ChaosPod) *ChaosPod {
 		}
 	}
 	return dst
+}
+
+// copyConditions copies status.conditions, which both versions spell alike.
+func copyConditions(in []metav1.Condition) []metav1.Condition {
+	if in == nil {
+		return nil
+	}
+	out := make([]metav1.Condition, len(in))
+	for i := range in {
+		in[i].DeepCopyInto(&out[i])
+	}
+	return out
 }

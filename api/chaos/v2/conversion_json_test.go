@@ -74,12 +74,14 @@ func TestJSONRoundTripsAreByteForByte(t *testing.T) {
 		"v2 through v1": {
 			in: `{"apiVersion":"chaosapps.metamagical.io/v2","kind":"ChaosPod","metadata":{"name":"a","creationTimestamp":null},
 				"spec":{"podTemplate":{"metadata":{"creationTimestamp":null},"spec":{"containers":[{"name":"c","image":"i","futureField":{"x":1}}]}},
-				"stop":{"at":"2030-01-01T00:00:00Z","interval":"90s"}},"status":{"lastRun":"2029-01-01T00:00:00Z"}}`,
+				"stop":{"at":"2030-01-01T00:00:00Z","interval":"90s"}},"status":{"lastRun":"2029-01-01T00:00:00Z",
+				"conditions":[{"type":"Ready","status":"True","observedGeneration":3,"reason":"PodRunning","message":"until then","lastTransitionTime":"2029-01-01T00:00:00Z"}]}}`,
 			there: chaosv2.ToHubJSON, back: chaosv2.FromHubJSON,
 			converted: `{"apiVersion":"chaosapps.metamagical.io/v1","kind":"ChaosPod",
 				"metadata":{"name":"a","creationTimestamp":null,"annotations":{"chaosapps.metamagical.io/stop-interval":"90s"}},
 				"spec":{"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":[{"name":"c","image":"i","futureField":{"x":1}}]}},
-				"nextStop":"2030-01-01T00:00:00Z"},"status":{"lastRun":"2029-01-01T00:00:00Z"}}`,
+				"nextStop":"2030-01-01T00:00:00Z"},"status":{"lastRun":"2029-01-01T00:00:00Z",
+				"conditions":[{"type":"Ready","status":"True","observedGeneration":3,"reason":"PodRunning","message":"until then","lastTransitionTime":"2029-01-01T00:00:00Z"}]}}`,
 		},
 		"v1 through v2": {
 			in: `{"apiVersion":"chaosapps.metamagical.io/v1","kind":"ChaosPod","metadata":{"name":"a","annotations":{"keep":"me","chaosapps.metamagical.io/stop-interval":"1m"}},

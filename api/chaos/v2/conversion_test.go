@@ -92,6 +92,9 @@ func TestConversionMapsFields(t *testing.T) {
 		},
 	}
 	v2.Spec.PodTemplate.Labels = map[string]string{"app": "x"}
+	ready := metav1.Condition{Type: chaosv1.ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: 4,
+		Reason: chaosv1.ReasonPodCreateFailed, Message: "refused", LastTransitionTime: at}
+	v2.Status.Conditions = []metav1.Condition{ready}
 
 	hub := chaosv2.ToHub(v2)
 
@@ -99,8 +102,12 @@ func TestConversionMapsFields(t *testing.T) {
 	assert.Equal(t, &at, hub.Spec.NextStop)
 	assert.Equal(t, map[string]string{"app": "x"}, hub.Spec.Template.Labels)
 	assert.Equal(t, map[string]string{"keep": "me", chaosv1.StopIntervalAnnotation: "1m30s"}, hub.Annotations)
+	assert.Equal(t, []metav1.Condition{ready}, hub.Status.Conditions)
 
 	back := chaosv2.FromHub(hub)
 	assert.Equal(t, map[string]string{"keep": "me"}, back.Annotations)
 	assert.Equal(t, 90*time.Second, back.Spec.Stop.Interval.Duration)
+	assert.Equal(t, []metav1.Condition{ready}, back.Status.Conditions)
+	back.Status.Conditions[0].Message = "changed"
+	assert.Equal(t, "refused", hub.Status.Conditions[0].Message, "the conversion copies, never shares")
 }

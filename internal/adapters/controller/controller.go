@@ -351,8 +351,15 @@ func (c *Controller) process(ctx context.Context, q queue, req ports.Request) {
 // error, so one bad object cannot take the process down and is retried like
 // any failure.
 func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string, log *zap.Logger) (res ports.Result, err error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.ReconcileTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.ReconcileTimeout, errReconcileTimeout)
 	defer cancel()
+	// Counted when the reconcile's own deadline ended it, not a stop or a
+	// parent's deadline, as controller-runtime counts its timeouts.
+	defer func() {
+		if ctx.Err() == context.DeadlineExceeded && errors.Is(context.Cause(ctx), errReconcileTimeout) {
+			c.metrics.timeouts.Inc()
+		}
+	}()
 	ctx = withReconcile(ctx, id, log)
 	// A reconcile still running well after its deadline ignores its
 	// context: report it once, as it happens; the stuck check turns it into
@@ -383,6 +390,10 @@ func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string
 	}
 	return c.reconciler.Reconcile(ctx, req)
 }
+
+// errReconcileTimeout is the cause of a reconcile context that its
+// timeout ended.
+var errReconcileTimeout = errors.New("reconcile timeout")
 
 // overrunGrace is how long past its deadline a reconcile may take to
 // notice: a tenth of the timeout, at most a second.

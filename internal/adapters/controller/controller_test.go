@@ -358,6 +358,29 @@ func TestReconcileTimeoutCancelsTheContext(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return metric(t, e.reg, "controller_runtime_terminal_reconcile_errors_total", "controller", "things") == 1
 	}, waitFor, tick)
+	assert.Equal(t, 1.0, metric(t, e.reg, "controller_runtime_reconcile_timeouts_total", "controller", "things"))
+}
+
+func TestOnlyTheReconcilesOwnDeadlineCountsAsATimeout(t *testing.T) {
+	t.Parallel()
+	e := newEnv()
+	src := newSource("Thing")
+	// The reconciler gives up on a deadline of its own, shorter than the
+	// controller's: not a reconcile timeout.
+	r := newRecorder(func(ctx context.Context, _ ports.Request, _ int) (ports.Result, error) {
+		ctx, cancel := context.WithTimeout(ctx, time.Millisecond)
+		defer cancel()
+		<-ctx.Done()
+		return ports.Result{}, ports.Terminal(ctx.Err())
+	})
+	c := build(t, e, "things", src, 1, controller.Options{ReconcileTimeout: time.Hour}, r)
+	start(t, c)
+
+	src.add(object("ns", "a"))
+	require.Eventually(t, func() bool {
+		return metric(t, e.reg, "controller_runtime_terminal_reconcile_errors_total", "controller", "things") == 1
+	}, waitFor, tick)
+	assert.Zero(t, metric(t, e.reg, "controller_runtime_reconcile_timeouts_total", "controller", "things"))
 }
 
 func TestStopFinishesInFlightReconcilesAndDropsQueuedOnes(t *testing.T) {
@@ -438,6 +461,7 @@ func TestStopReportsReconcilesThatIgnoreTheirContext(t *testing.T) {
 	ctx2, cancel2 := context.WithTimeout(context.Background(), waitFor)
 	defer cancel2()
 	assert.NoError(t, c.Stop(ctx2), "a later Stop waits for what was left")
+	assert.Zero(t, metric(t, e.reg, "controller_runtime_reconcile_timeouts_total", "controller", "stuck"), "a stop is not a timeout")
 }
 
 func TestLifecycle(t *testing.T) {

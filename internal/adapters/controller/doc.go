@@ -111,6 +111,8 @@
 // controller_runtime_reconcile_errors_total,
 // controller_runtime_terminal_reconcile_errors_total,
 // controller_runtime_reconcile_panics_total,
+// controller_runtime_reconcile_timeouts_total (reconciles whose own
+// deadline, Options.ReconcileTimeout, ended their context; not a stop),
 // controller_runtime_reconcile_time_seconds,
 // controller_runtime_active_workers and
 // controller_runtime_max_concurrent_reconciles. Its queue reports the

@@ -46,6 +46,9 @@ type reconcileMetrics struct {
 	errors   prometheus.Counter
 	terminal prometheus.Counter
 	panics   prometheus.Counter
+	// timeouts counts reconciles whose own deadline (ReconcileTimeout)
+	// ended their context, as controller-runtime's ReconciliationTimeout.
+	timeouts prometheus.Counter
 	time     prometheus.Observer
 	active   prometheus.Gauge
 	// cacheWaits counts reconciles that waited for the cache to apply the
@@ -80,6 +83,13 @@ func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetr
 	panics, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "controller_runtime_reconcile_panics_total",
 		Help: "Total number of reconciliation panics per controller",
+	}, []string{"controller"}))
+	if err != nil {
+		return nil, err
+	}
+	timeouts, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "controller_runtime_reconcile_timeouts_total",
+		Help: "Total number of reconciliation timeouts per controller",
 	}, []string{"controller"}))
 	if err != nil {
 		return nil, err
@@ -125,6 +135,7 @@ func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetr
 		errors:   errs.WithLabelValues(name),
 		terminal: terminal.WithLabelValues(name),
 		panics:   panics.WithLabelValues(name),
+		timeouts: timeouts.WithLabelValues(name),
 		time:     reconcileTime.WithLabelValues(name),
 		active:   active.WithLabelValues(name),
 

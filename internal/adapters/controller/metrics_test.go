@@ -23,6 +23,7 @@ func TestMetricsExistAtZeroBeforeStart(t *testing.T) {
 		"controller_runtime_reconcile_errors_total",
 		"controller_runtime_terminal_reconcile_errors_total",
 		"controller_runtime_reconcile_panics_total",
+		"controller_runtime_reconcile_timeouts_total",
 		"controller_runtime_reconcile_time_seconds",
 		"controller_runtime_active_workers",
 	} {

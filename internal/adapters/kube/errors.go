@@ -8,17 +8,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// apiError is a Kubernetes API error seen through a port: errors.Is finds
-// the port error, the message is the API server's, and the apierrors type
-// is deliberately out of reach so that no caller comes to depend on it.
-type apiError struct {
-	port error // a ports.Err* sentinel, or nil when none fits
-	msg  string
-}
-
-func (e *apiError) Error() string { return e.msg }
-func (e *apiError) Unwrap() error { return e.port }
-
 // TranslateError maps a Kubernetes API error onto the port errors:
 //
 //   - NotFound → ports.ErrNotFound
@@ -29,8 +18,10 @@ func (e *apiError) Unwrap() error { return e.port }
 //     same request cannot succeed)
 //   - Forbidden, Unauthorized → ports.ErrForbidden
 //
-// Other API errors (timeouts, throttling, internal errors) are transient:
-// they keep their message but match no port error, so callers retry them.
+// The result is a *ports.StoreError whose message is the API server's own
+// (ports.Cause finds it under the writer's context). Other API errors
+// (timeouts, throttling, internal errors) are transient: they keep their
+// message but match no port error, so callers retry them.
 // Errors that are not API errors, such as a cancelled context or a refused
 // connection, are returned unchanged. TranslateError(nil) is nil.
 func TranslateError(err error) error {
@@ -38,7 +29,10 @@ func TranslateError(err error) error {
 	if err == nil || !errors.As(err, &status) {
 		return err
 	}
-	return &apiError{port: portError(err), msg: err.Error()}
+	// A ports.StoreError: errors.Is finds the port error, the message is
+	// the API server's, and the apierrors type is deliberately out of
+	// reach so that no caller comes to depend on it.
+	return &ports.StoreError{Err: portError(err), Message: err.Error()}
 }
 
 func portError(err error) error {

@@ -49,6 +49,7 @@ func TestTranslateError(t *testing.T) {
 			got := kube.TranslateError(tt.err)
 			require.Error(t, got)
 			assert.Equal(t, tt.err.Error(), got.Error(), "the API server's message survives")
+			assert.Equal(t, tt.err.Error(), ports.Cause(fmt.Errorf("create pods ns/web: %w", got)), "the domain finds it under the writer's context")
 			var status apierrors.APIStatus
 			assert.False(t, errors.As(got, &status), "no API error crosses the port")
 			for _, pe := range portErrors {

@@ -30,8 +30,11 @@
 // # Observability
 //
 // leader_election_master_status{name="<lease>"} is 1 while leading, 0
-// otherwise, registered on the operator's own registry rather than a
-// process-global one, as client-go's would be. The elector is also
+// otherwise, and leader_election_slowpath_total{name="<lease>"} counts the
+// renewals whose optimistic update failed and that reread the Lease to
+// renew it, as client-go counts them; both are registered on the
+// operator's own registry rather than a process-global one, as client-go's
+// would be. The elector is also
 // a liveness check: a leader that has not renewed its Lease for 20 s past
 // its duration is wedged.
 package leaderelection

@@ -109,7 +109,10 @@ type Elector struct {
 	log    *zap.Logger
 	leases kubeclient.LeaseInterface // nil when disabled
 	status prometheus.Gauge          // nil when disabled
-	clock  clock.PassiveClock
+	// slowpath counts renewals that had to reread the Lease because the
+	// optimistic update failed (nil when disabled).
+	slowpath prometheus.Counter
+	clock    clock.PassiveClock
 
 	elected     chan struct{}
 	electedOnce sync.Once
@@ -143,7 +146,8 @@ var (
 
 // New returns an elector for opts. With leader election disabled it is
 // elected from the start and touches nothing. It registers
-// leader_election_master_status{name} on reg (when enabled) and does no I/O.
+// leader_election_master_status{name} and leader_election_slowpath_total
+// {name} on reg (when enabled) and does no I/O.
 func New(client kubeclient.Interface, reg prometheus.Registerer, opts Options, log *zap.Logger) (*Elector, error) {
 	if log == nil {
 		log = zap.NewNop()
@@ -175,11 +179,20 @@ func New(client kubeclient.Interface, reg prometheus.Registerer, opts Options, l
 		Name: "leader_election_master_status",
 		Help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
 	}, []string{"name"})
-	if err := reg.Register(vec); err != nil {
-		return nil, fmt.Errorf("leader election: register metrics: %w", err)
+	// client-go's slow-path counter: a leader's renewal whose optimistic
+	// update failed and that reread the Lease to renew it.
+	slow := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "leader_election_slowpath_total",
+		Help: "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
+	}, []string{"name"})
+	for _, c := range []prometheus.Collector{vec, slow} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("leader election: register metrics: %w", err)
+		}
 	}
 	e.status = vec.WithLabelValues(opts.ID)
 	e.status.Set(0)
+	e.slowpath = slow.WithLabelValues(opts.ID) // exposed at zero from the start
 	e.leases = client.CoordinationV1().Leases(opts.Namespace)
 	return e, nil
 }

@@ -198,7 +198,9 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) bool {
 		return false
 	}
 	if e.isLeader() {
+		// Still ours after the reread: the slow path of a renewal.
 		want.acquireTime, want.transitions = cur.acquireTime, cur.transitions
+		e.slowpath.Inc()
 	} else {
 		want.transitions = cur.transitions + 1
 	}

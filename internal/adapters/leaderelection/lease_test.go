@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
@@ -298,8 +299,10 @@ func TestConflictIsNotRenewal(t *testing.T) {
 			if tt.wantRenewed {
 				assert.True(t, spec.RenewTime.Equal(&metav1.MicroTime{Time: clk.Now()}))
 				assert.Equal(t, "ops", leases.lease.Labels["team"])
+				assert.Equal(t, 1.0, testutil.ToFloat64(e.slowpath), "a renewal through the slow path")
 			} else {
 				assert.Equal(t, before, spec, "overwrote the other replica's lease")
+				assert.Zero(t, testutil.ToFloat64(e.slowpath), "losing the lease is no slow-path renewal")
 			}
 		})
 	}
@@ -519,4 +522,43 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+func TestSlowPathIsExposedFromZeroAndFastRenewalsSkipIt(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewPedanticRegistry()
+	leases := &memLeases{}
+	e, err := New(leaseClient{leases: leases}, reg, Options{
+		Enabled: true, Namespace: testNamespace, ID: testID, Identity: "me",
+		LeaseDuration: testLease, RenewDeadline: testRenew, RetryPeriod: testRetry,
+	}, zaptest.NewLogger(t))
+	require.NoError(t, err)
+	clk := clocktesting.NewFakeClock(epoch)
+	e.clock = clk
+	slowpath := func() float64 {
+		t.Helper()
+		families, err := reg.Gather()
+		require.NoError(t, err)
+		for _, f := range families {
+			if f.GetName() == "leader_election_slowpath_total" {
+				require.Len(t, f.GetMetric(), 1)
+				require.Equal(t, testID, f.GetMetric()[0].GetLabel()[0].GetValue())
+				return f.GetMetric()[0].GetCounter().GetValue()
+			}
+		}
+		t.Fatal("leader_election_slowpath_total missing")
+		return 0
+	}
+	assert.Zero(t, slowpath())
+
+	ctx := context.Background()
+	require.True(t, e.tryAcquireOrRenew(ctx)) // acquired
+	clk.Step(time.Second)
+	require.True(t, e.tryAcquireOrRenew(ctx)) // renewed optimistically
+	assert.Zero(t, slowpath())
+
+	leases.write(t, func(l *coordinationv1.Lease) { l.Annotations = map[string]string{"touched": "yes"} })
+	clk.Step(time.Second)
+	require.True(t, e.tryAcquireOrRenew(ctx)) // conflict, reread, renewed
+	assert.Equal(t, 1.0, slowpath())
 }

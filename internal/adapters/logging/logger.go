@@ -31,9 +31,19 @@ type Options struct {
 	// console with Devel, json without.
 	Encoder string
 	// Devel is kubebuilder's --zap-devel: console encoding, debug level,
-	// stack traces from warnings up, and DPanic panics. Explicit Level and
-	// Encoder still win.
+	// stack traces from warnings up, and DPanic panics. Explicit Level,
+	// Encoder and StacktraceLevel still win.
 	Devel bool
+	// StacktraceLevel is kubebuilder's --zap-stacktrace-level: lines at
+	// this level and above carry a stack trace. "debug", "info", "warn",
+	// "error" or "panic"; empty means the mode's default: warn with Devel,
+	// error without, as controller-runtime.
+	StacktraceLevel string
+	// TimeEncoding is kubebuilder's --zap-time-encoding, for both
+	// encoders: "epoch", "millis", "nano" (or "nanos"), "iso8601",
+	// "rfc3339" or "rfc3339nano"; empty means rfc3339, controller-runtime's
+	// default.
+	TimeEncoding string
 	// Output receives the log lines; nil means standard error.
 	Output io.Writer
 }
@@ -42,6 +52,14 @@ type Options struct {
 // when Level or Encoder is not one it knows.
 func New(opts Options) (*zap.Logger, error) {
 	level, err := ParseLevel(opts.Level, opts.Devel)
+	if err != nil {
+		return nil, err
+	}
+	stack, err := ParseStacktraceLevel(opts.StacktraceLevel, opts.Devel)
+	if err != nil {
+		return nil, err
+	}
+	encodeTime, err := ParseTimeEncoding(opts.TimeEncoding)
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +76,12 @@ func New(opts Options) (*zap.Logger, error) {
 	switch encoder {
 	case EncoderJSON:
 		cfg := zap.NewProductionEncoderConfig()
-		cfg.EncodeTime = zapcore.RFC3339TimeEncoder // controller-runtime's choice
+		cfg.EncodeTime = encodeTime
 		enc = zapcore.NewJSONEncoder(cfg)
 	case EncoderConsole:
-		enc = zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig())
+		cfg := zap.NewDevelopmentEncoderConfig()
+		cfg.EncodeTime = encodeTime
+		enc = zapcore.NewConsoleEncoder(cfg)
 	default:
 		return nil, fmt.Errorf("invalid log encoder %q: must be %s or %s", opts.Encoder, EncoderJSON, EncoderConsole)
 	}
@@ -70,11 +90,10 @@ func New(opts Options) (*zap.Logger, error) {
 		out = zapcore.Lock(zapcore.AddSync(opts.Output))
 	}
 	core := zapcore.NewCore(enc, out, zap.NewAtomicLevelAt(level))
-	zopts := []zap.Option{zap.AddCaller(), zap.ErrorOutput(out)}
+	zopts := []zap.Option{zap.AddCaller(), zap.ErrorOutput(out), zap.AddStacktrace(stack)}
 	if opts.Devel {
-		zopts = append(zopts, zap.Development(), zap.AddStacktrace(zapcore.WarnLevel))
+		zopts = append(zopts, zap.Development())
 	} else {
-		zopts = append(zopts, zap.AddStacktrace(zapcore.ErrorLevel))
 		// As controller-runtime in production: a hot loop logging the same
 		// line cannot flood the output.
 		core = newSampler(core, time.Second, 100, 100)
@@ -105,4 +124,48 @@ func ParseLevel(s string, devel bool) (zapcore.Level, error) {
 		return 0, fmt.Errorf("invalid log level %q: must be debug, info, warn, error or a non-negative integer verbosity", s)
 	}
 	return zapcore.Level(-min(n, 127)), nil
+}
+
+// ParseStacktraceLevel reads a --zap-stacktrace-level value; empty means
+// warn when devel, error otherwise, as controller-runtime's defaults.
+func ParseStacktraceLevel(s string, devel bool) (zapcore.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "":
+		if devel {
+			return zapcore.WarnLevel, nil
+		}
+		return zapcore.ErrorLevel, nil
+	case "debug":
+		return zapcore.DebugLevel, nil
+	case "info":
+		return zapcore.InfoLevel, nil
+	case "warn":
+		return zapcore.WarnLevel, nil
+	case "error":
+		return zapcore.ErrorLevel, nil
+	case "panic":
+		return zapcore.PanicLevel, nil
+	}
+	return 0, fmt.Errorf("invalid stacktrace level %q: must be debug, info, warn, error or panic", s)
+}
+
+// ParseTimeEncoding reads a --zap-time-encoding value; empty means
+// rfc3339, controller-runtime's default. controller-runtime documents
+// "nano" and parses "nanos": both are taken.
+func ParseTimeEncoding(s string) (zapcore.TimeEncoder, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "rfc3339":
+		return zapcore.RFC3339TimeEncoder, nil
+	case "rfc3339nano":
+		return zapcore.RFC3339NanoTimeEncoder, nil
+	case "iso8601":
+		return zapcore.ISO8601TimeEncoder, nil
+	case "millis":
+		return zapcore.EpochMillisTimeEncoder, nil
+	case "nano", "nanos":
+		return zapcore.EpochNanosTimeEncoder, nil
+	case "epoch":
+		return zapcore.EpochTimeEncoder, nil
+	}
+	return nil, fmt.Errorf("invalid time encoding %q: must be epoch, millis, nano, iso8601, rfc3339 or rfc3339nano", s)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
@@ -48,8 +50,11 @@ func TestFileCertReloadsChangedFiles(t *testing.T) {
 	base := time.Now().Add(-time.Hour)
 	first := writePair(t, dir, base)
 	clock := &fakeNow{t: time.Now()}
-	fc := newFileCert(dir, "", "", 10*time.Second, clock.now, zaptest.NewLogger(t))
+	reads, err := registerCertReads(prometheus.NewPedanticRegistry())
+	require.NoError(t, err)
+	fc := newFileCert(dir, "", "", 10*time.Second, clock.now, zaptest.NewLogger(t), reads)
 	require.NoError(t, fc.load())
+	assert.Equal(t, 1.0, testutil.ToFloat64(reads.total))
 
 	served := func() *x509.Certificate {
 		c, err := fc.GetCertificate(&tls.ClientHelloInfo{})
@@ -65,19 +70,44 @@ func TestFileCertReloadsChangedFiles(t *testing.T) {
 	assert.Equal(t, first.SerialNumber, served().SerialNumber)
 	clock.add(11 * time.Second)
 	assert.Equal(t, second.SerialNumber, served().SerialNumber)
+	assert.Equal(t, 2.0, testutil.ToFloat64(reads.total))
+	assert.Zero(t, testutil.ToFloat64(reads.errors))
 
-	// A broken replacement keeps the last good pair.
+	// A broken replacement keeps the last good pair, and is counted.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, CertFileName), []byte("garbage"), 0o600))
 	clock.add(11 * time.Second)
 	assert.Equal(t, second.SerialNumber, served().SerialNumber)
+	assert.Equal(t, 3.0, testutil.ToFloat64(reads.total))
+	assert.Equal(t, 1.0, testutil.ToFloat64(reads.errors))
+}
+
+// The webhook server registers the same counters on the same registry:
+// both count into one series.
+func TestCertReadCountersAreShared(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewPedanticRegistry()
+	a, err := registerCertReads(reg)
+	require.NoError(t, err)
+	b, err := registerCertReads(reg)
+	require.NoError(t, err)
+	a.total.Inc()
+	b.total.Inc()
+	b.errors.Inc()
+	assert.Equal(t, 2.0, testutil.ToFloat64(a.total))
+	assert.Equal(t, 1.0, testutil.ToFloat64(a.errors))
+	n, err := testutil.GatherAndCount(reg, "certwatcher_read_certificate_total", "certwatcher_read_certificate_errors_total")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
 }
 
 func TestFileCertMissingFilesFailLoad(t *testing.T) {
 	t.Parallel()
-	fc := newFileCert(t.TempDir(), "", "", time.Second, time.Now, zaptest.NewLogger(t))
+	reads := newCertReads()
+	fc := newFileCert(t.TempDir(), "", "", time.Second, time.Now, zaptest.NewLogger(t), reads)
 	err := fc.load()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), CertFileName)
+	assert.Equal(t, 1.0, testutil.ToFloat64(reads.errors))
 }
 
 func TestTTLCache(t *testing.T) {
@@ -111,8 +141,8 @@ func TestFileCertOtherFileNames(t *testing.T) {
 	require.NoError(t, os.Rename(filepath.Join(dir, CertFileName), filepath.Join(dir, "metrics.pem")))
 	require.NoError(t, os.Rename(filepath.Join(dir, KeyFileName), filepath.Join(dir, "metrics-key.pem")))
 
-	require.ErrorContains(t, newFileCert(dir, "", "", time.Second, time.Now, zaptest.NewLogger(t)).load(), CertFileName)
-	fc := newFileCert(dir, "metrics.pem", "metrics-key.pem", time.Second, time.Now, zaptest.NewLogger(t))
+	require.ErrorContains(t, newFileCert(dir, "", "", time.Second, time.Now, zaptest.NewLogger(t), newCertReads()).load(), CertFileName)
+	fc := newFileCert(dir, "metrics.pem", "metrics-key.pem", time.Second, time.Now, zaptest.NewLogger(t), newCertReads())
 	require.NoError(t, fc.load())
 	c, err := fc.GetCertificate(&tls.ClientHelloInfo{})
 	require.NoError(t, err)

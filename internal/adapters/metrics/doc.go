@@ -19,7 +19,11 @@
 //
 // # Server
 //
-// [Server] serves /metrics from a prometheus.Gatherer. With
+// [Server] serves /metrics from a prometheus.Gatherer. Its reads of
+// certificate files count into controller-runtime's
+// certwatcher_read_certificate_total and
+// certwatcher_read_certificate_errors_total, registered (at zero) whatever
+// the mode, and shared with the webhook server's certificate. With
 // [Options.Secure] (the operator's default) it speaks HTTPS only (TLS 1.2 or
 // later, HTTP/1.1 unless [Options.EnableHTTP2]) and admits a request only
 // when:

@@ -21,7 +21,8 @@ import (
 //     start in the phase lifecycle.Telemetry, before the parts that talk
 //     to the API server start;
 //   - *Server, run in the same phase (a taken port fails the start), with
-//     the expiry of the certificate it serves on the registry.
+//     the expiry of the certificate it serves, and controller-runtime's
+//     certwatcher counters of certificate file reads, on the registry.
 var Module = fx.Module("metrics",
 	fx.Provide(
 		fx.Annotate(NewRegistry,
@@ -52,6 +53,9 @@ func newServer(p serverParams) (*Server, error) {
 	}
 	if err := p.Registerer.Register(s.CertExpiryCollector()); err != nil {
 		return nil, fmt.Errorf("metrics server: register certificate expiry: %w", err)
+	}
+	if err := s.RegisterCertReadMetrics(p.Registerer); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -41,4 +41,8 @@ func TestModule(t *testing.T) {
 	code, body, _ := get(t, http.DefaultClient, "http://"+s.Addr().String()+"/metrics", "")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "operator_module_total 1")
+	// controller-runtime's certwatcher counters are exposed, at zero,
+	// even when no certificate file is read.
+	assert.Contains(t, body, "\ncertwatcher_read_certificate_total 0\n")
+	assert.Contains(t, body, "\ncertwatcher_read_certificate_errors_total 0\n")
 }

@@ -75,6 +75,7 @@ type Server struct {
 	auth     *authFilter
 	now      func() time.Time
 	expiry   *certExpiry
+	reads    certReads
 
 	http *httpserve.Server
 }
@@ -89,7 +90,7 @@ func New(opts Options, gatherer prometheus.Gatherer, client kubeclient.Interface
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, expiry: newCertExpiry(), http: httpserve.New("metrics server", log)}
+	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, expiry: newCertExpiry(), reads: newCertReads(), http: httpserve.New("metrics server", log)}
 	if s.Disabled() {
 		return s, nil
 	}
@@ -108,6 +109,20 @@ func New(opts Options, gatherer prometheus.Gatherer, client kubeclient.Interface
 // CertExpiryCollector exports operator_certificate_expiry_timestamp_seconds
 // {use="metrics"} for the certificate the secure server serves.
 func (s *Server) CertExpiryCollector() prometheus.Collector { return s.expiry }
+
+// RegisterCertReadMetrics counts the server's reads of its certificate
+// files on reg, in controller-runtime's certwatcher_read_certificate_total
+// and certwatcher_read_certificate_errors_total, which the webhook server
+// shares. It registers them even when the server reads no file, so that
+// they are exposed (at zero) in every mode. Call it before Start.
+func (s *Server) RegisterCertReadMetrics(reg prometheus.Registerer) error {
+	reads, err := registerCertReads(reg)
+	if err != nil {
+		return fmt.Errorf("metrics server: %w", err)
+	}
+	s.reads = reads
+	return nil
+}
 
 // Disabled reports whether the bind address turned the server off.
 func (s *Server) Disabled() bool { return s.opts.BindAddress == DisabledBindAddress }
@@ -162,7 +177,7 @@ func (s *Server) certificates() (func(*tls.ClientHelloInfo) (*tls.Certificate, e
 		}
 		return func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert, nil }, nil
 	}
-	fc := newFileCert(s.opts.CertDir, s.opts.CertName, s.opts.KeyName, certCheckInterval, s.now, s.log)
+	fc := newFileCert(s.opts.CertDir, s.opts.CertName, s.opts.KeyName, certCheckInterval, s.now, s.log, s.reads)
 	if err := fc.load(); err != nil {
 		return nil, fmt.Errorf("metrics server: %w", err)
 	}

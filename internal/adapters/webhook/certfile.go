@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -41,7 +42,9 @@ type FileCertSource struct {
 	cert atomic.Pointer[tls.Certificate]
 
 	mu       sync.Mutex
+	reads    certReads
 	lastSeen [sha256.Size]byte // of the last content tried, loaded or not
+	lastBad  bool              // whether that content failed
 	cancel   context.CancelFunc
 	done     chan struct{}
 }
@@ -81,7 +84,22 @@ func NewFileCertSource(files CertFiles, interval time.Duration, logger *zap.Logg
 	if interval < 0 {
 		return nil, errors.New("webhook certificate: negative poll interval")
 	}
-	return &FileCertSource{files: files.withDefaults(), interval: interval, log: logger}, nil
+	return &FileCertSource{files: files.withDefaults(), interval: interval, log: logger, reads: newCertReads()}, nil
+}
+
+// RegisterMetrics counts the source's reads of its files on reg, in
+// controller-runtime's certwatcher_read_certificate_total and
+// certwatcher_read_certificate_errors_total (the metrics server counts its
+// own into the same series). Until then they are counted nowhere.
+func (s *FileCertSource) RegisterMetrics(reg prometheus.Registerer) error {
+	reads, err := registerCertReads(reg)
+	if err != nil {
+		return fmt.Errorf("webhook certificate: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads = reads
+	return nil
 }
 
 // Start loads the pair, failing when it is missing or invalid, and then
@@ -154,24 +172,33 @@ func (s *FileCertSource) poll(ctx context.Context, done chan struct{}) {
 // reloadLocked reads the pair and swaps it in when its content changed. It
 // returns an error only for content not tried before.
 func (s *FileCertSource) reloadLocked() (bool, error) {
+	// Every read is counted, and every failed one, as controller-runtime's
+	// certwatcher counts them, even when the failure is not reported again.
+	s.reads.total.Inc()
 	certPath, keyPath := filepath.Join(s.files.Dir, s.files.CertName), filepath.Join(s.files.Dir, s.files.KeyName)
 	certPEM, err := os.ReadFile(certPath)
 	if err != nil {
+		s.reads.errors.Inc()
 		return false, s.seen(err, []byte(err.Error()))
 	}
 	keyPEM, err := os.ReadFile(keyPath)
 	if err != nil {
+		s.reads.errors.Inc()
 		return false, s.seen(err, []byte(err.Error()))
 	}
 	sum := sha256.Sum256(bytes.Join([][]byte{certPEM, keyPEM}, []byte{0}))
 	if sum == s.lastSeen && s.cert.Load() != nil {
+		if s.lastBad {
+			s.reads.errors.Inc() // still the pair that failed
+		}
 		return false, nil
 	}
 	pair, err := parsePair(certPEM, keyPEM)
 	if err != nil {
+		s.reads.errors.Inc()
 		return false, s.seen(fmt.Errorf("%s and %s: %w", certPath, keyPath, err), bytes.Join([][]byte{certPEM, keyPEM}, []byte{0}))
 	}
-	s.lastSeen = sum
+	s.lastSeen, s.lastBad = sum, false
 	s.cert.Store(pair)
 	return true, nil
 }
@@ -182,7 +209,7 @@ func (s *FileCertSource) seen(err error, content []byte) error {
 	if sum == s.lastSeen && s.cert.Load() != nil {
 		return nil
 	}
-	s.lastSeen = sum
+	s.lastSeen, s.lastBad = sum, true
 	return err
 }
 

@@ -98,6 +98,7 @@ func (s *Server) conversionHandler(c Conversion) http.Handler {
 					pm.end(start, http.StatusInternalServerError)
 					panic(p)
 				}
+				s.metrics.conversionPanics.Inc()
 				out = conversionOutcome{code: http.StatusInternalServerError, problem: "internal error", req: seen}
 				http.Error(w, out.problem, out.code)
 			}

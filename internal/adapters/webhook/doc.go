@@ -43,6 +43,13 @@
 // controller_runtime_webhook_requests_in_flight{webhook}; webhook is the
 // path) and logged on one line: debug when allowed, info when denied or
 // refused, error on internal errors.
+// A rule or a conversion that panics is counted, unlabelled, as
+// controller-runtime counts them: controller_runtime_webhook_panics_total
+// and controller_runtime_conversion_webhook_panics_total. [FileCertSource]
+// counts its reads of the certificate files, and the failed ones, in
+// certwatcher_read_certificate_total and
+// certwatcher_read_certificate_errors_total, the series the metrics
+// server's certificate shares.
 //
 // # Conversion
 //

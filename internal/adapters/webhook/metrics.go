@@ -20,6 +20,11 @@ type metrics struct {
 	total    *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	inFlight *prometheus.GaugeVec
+	// panics and conversionPanics count the admission rules and the
+	// conversions that panicked (answered 500), as controller-runtime's
+	// admission and conversion webhooks count theirs: without labels.
+	panics           prometheus.Counter
+	conversionPanics prometheus.Counter
 
 	// The request budget's own figures, not controller-runtime's: how
 	// much of it is taken, and the requests it turned away.
@@ -48,6 +53,14 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 			Name: "controller_runtime_webhook_requests_in_flight",
 			Help: "Current number of admission requests being served.",
 		}, []string{"webhook"}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "controller_runtime_webhook_panics_total",
+			Help: "Total number of webhook panics",
+		}),
+		conversionPanics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "controller_runtime_conversion_webhook_panics_total",
+			Help: "Total number of conversion webhook panics",
+		}),
 		bodyBytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "operator_webhook_body_bytes_in_flight",
 			Help: "Bytes of memory the request bodies being read or served hold, out of the webhook server's budget.",
@@ -58,7 +71,7 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 		}, []string{"webhook", "reason"}),
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight, m.bodyBytes, m.rejected} {
+	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight, m.panics, m.conversionPanics, m.bodyBytes, m.rejected} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -192,4 +205,48 @@ func leafOf(cert *tls.Certificate) *x509.Certificate {
 		return nil
 	}
 	return leaf
+}
+
+// certReads are controller-runtime's certwatcher counters: every read of a
+// certificate and key pair, and those that failed (a file missing or
+// unreadable, a pair that does not parse).
+type certReads struct {
+	total, errors prometheus.Counter
+}
+
+// newCertReads returns counters registered nowhere.
+func newCertReads() certReads {
+	return certReads{
+		total:  prometheus.NewCounter(prometheus.CounterOpts{Name: "certwatcher_read_certificate_total", Help: "Total number of certificate reads"}),
+		errors: prometheus.NewCounter(prometheus.CounterOpts{Name: "certwatcher_read_certificate_errors_total", Help: "Total number of certificate read errors"}),
+	}
+}
+
+// registerCertReads registers the certwatcher counters on reg, or returns
+// those already there: the metrics server registers the very same ones
+// for its own certificate, and both count into one series.
+func registerCertReads(reg prometheus.Registerer) (certReads, error) {
+	r := newCertReads()
+	var err error
+	if r.total, err = registerCounter(reg, r.total); err != nil {
+		return certReads{}, err
+	}
+	if r.errors, err = registerCounter(reg, r.errors); err != nil {
+		return certReads{}, err
+	}
+	return r, nil
+}
+
+func registerCounter(reg prometheus.Registerer, c prometheus.Counter) (prometheus.Counter, error) {
+	err := reg.Register(c)
+	if err == nil {
+		return c, nil
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(prometheus.Counter); ok {
+			return existing, nil
+		}
+	}
+	return nil, fmt.Errorf("register certificate read metrics: %w", err)
 }

@@ -95,7 +95,11 @@ func newModeCertSource(p certSourceParams) (runningCertSource, error) {
 		}
 		return NewSelfCertSource(opts.Self, p.Client, log, p.Targets...)
 	default:
-		return NewFileCertSource(CertFiles{Dir: opts.CertDir, CertName: opts.CertName, KeyName: opts.KeyName}, opts.CertPollInterval, log)
+		s, err := NewFileCertSource(CertFiles{Dir: opts.CertDir, CertName: opts.CertName, KeyName: opts.KeyName}, opts.CertPollInterval, log)
+		if err != nil {
+			return nil, err
+		}
+		return s, s.RegisterMetrics(p.Registerer)
 	}
 }
 

@@ -268,6 +268,7 @@ func (s *Server) hookHandler(h Hook) http.Handler {
 					pm.end(start, http.StatusInternalServerError)
 					panic(p)
 				}
+				s.metrics.panics.Inc()
 				out = outcome{code: http.StatusInternalServerError, problem: "internal error", req: seen}
 				http.Error(w, out.problem, out.code)
 			}

@@ -420,6 +420,7 @@ func TestMetricsAndLogLines(t *testing.T) {
 		`controller_runtime_webhook_requests_in_flight{webhook="/validate--v1-pod"}`:        0,
 		`controller_runtime_webhook_latency_seconds_count{webhook="/mutate--v1-pod"}`:       2,
 		`controller_runtime_webhook_latency_seconds_count{webhook="/validate--v1-pod"}`:     2,
+		`controller_runtime_webhook_panics_total{}`:                                         0,
 	}, gather(t, f.reg))
 
 	lines := f.logs.FilterMessage("admission request").All()

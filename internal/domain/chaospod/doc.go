@@ -11,6 +11,18 @@
 // nextStop is in the future → requeue for exactly nextStop − now, read from
 // ports.Clock so tests can pin time.
 //
+// # Ready and Warnings
+//
+// status.conditions holds Ready, stated for the generation it was computed
+// from: True (PodRunning) while the Pod runs towards spec.nextStop, False
+// while it terminates after its stop (PodReplacing), when the API server
+// refuses to create it (PodCreateFailed, with the server's words) or when
+// a Pod of the name is not the ChaosPod's (PodNotControlled). It is written
+// only when it would change, through the status subresource, and a run's
+// Ready travels in the same write as its status.lastRun, so the cycle costs
+// no extra write. Refusals and terminal errors are also Warning Events
+// whose note carries the cause (ports.Cause: the API server's message).
+//
 // # Stops before starts
 //
 // Stops fall due at whole seconds (nextStop is stored with second

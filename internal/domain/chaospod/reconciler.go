@@ -15,10 +15,19 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Event reasons.
+// Event reasons. The Warning ones name the cause in their note, the API
+// server's words included.
 const (
 	ReasonPodCreated = "PodCreated"
 	ReasonPodStopped = "PodStopped"
+	// ReasonPodCreateFailed (Warning): the API server refused the Pod.
+	ReasonPodCreateFailed = chaosv1.ReasonPodCreateFailed
+	// ReasonPodNotControlled (Warning): a Pod of the ChaosPod's name is
+	// not its own.
+	ReasonPodNotControlled = chaosv1.ReasonPodNotControlled
+	// ReasonUpdateFailed (Warning): the API server refused a write to the
+	// ChaosPod as invalid.
+	ReasonUpdateFailed = "UpdateFailed"
 )
 
 // Reconciler runs the ChaosPod Pod cycle. Build it with New.
@@ -90,10 +99,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 		return ports.Result{}, fmt.Errorf("get pod %s: %w", key, err)
 	}
 	if ref := metav1.GetControllerOfNoCopy(pod); ref == nil || ref.UID != cp.UID {
+		msg := fmt.Sprintf("Pod %s exists and is not controlled by this ChaosPod", key.Name)
+		r.events.Eventf(cp, ports.EventTypeWarning, ReasonPodNotControlled, "Create", "%s", msg)
+		if err := r.setReady(ctx, cp, ready(cp, metav1.ConditionFalse, chaosv1.ReasonPodNotControlled, msg)); err != nil {
+			return ports.Result{}, err
+		}
 		return ports.Result{}, ports.Terminal(fmt.Errorf("pod %s exists and is not controlled by chaospod %s", key, key))
 	}
 	if pod.DeletionTimestamp != nil {
-		return ports.Result{}, nil // stopping; its deletion brings the next reconcile
+		// Stopping; its deletion brings the next reconcile.
+		return ports.Result{}, r.setReady(ctx, cp, ready(cp, metav1.ConditionFalse, chaosv1.ReasonPodReplacing,
+			fmt.Sprintf("Pod %s was stopped and is terminating; the next one starts once it is gone", key.Name)))
 	}
 	now := r.clock.Now()
 	if !recorded(cp, pod) {
@@ -103,6 +119,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 		return r.recordRun(ctx, cp, pod.CreationTimestamp, now)
 	}
 	if wait := cp.Spec.NextStop.Sub(now); wait > 0 {
+		// Written only when the condition says otherwise, e.g. for a
+		// generation a user's edit made.
+		if err := r.setReady(ctx, cp, running(cp, cp.Spec.NextStop.Time)); err != nil {
+			return ports.Result{}, err
+		}
 		return ports.Result{RequeueAfter: wait}, nil
 	}
 	switch err := r.stopPod(ctx, key, pod.UID); {
@@ -140,8 +161,8 @@ func (r *Reconciler) startPod(ctx context.Context, cp *chaosv1.ChaosPod) (ports.
 	case errors.Is(err, ports.ErrAlreadyExists):
 		// The cache has not seen it yet; its add event brings a retry.
 		return ports.Result{}, nil
-	case errors.Is(err, ports.ErrInvalid):
-		return ports.Result{}, ports.Terminal(fmt.Errorf("create pod %s: %w", key, err))
+	case errors.Is(err, ports.ErrInvalid), errors.Is(err, ports.ErrForbidden):
+		return ports.Result{}, r.createRefused(ctx, cp, err)
 	case err != nil:
 		return ports.Result{}, fmt.Errorf("create pod %s: %w", key, err)
 	}
@@ -152,7 +173,6 @@ func (r *Reconciler) startPod(ctx context.Context, cp *chaosv1.ChaosPod) (ports.
 // recordRun writes spec.nextStop (unless this run's stop is already there)
 // and status.lastRun = created, then requeues for the stop.
 func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, created metav1.Time, now time.Time) (ports.Result, error) {
-	key := types.NamespacedName{Namespace: cp.Namespace, Name: cp.Name}
 	interval := Interval(cp, r.coin)
 	next := cp.DeepCopy()
 	stop := ceilSecond(now.Add(interval))
@@ -165,14 +185,18 @@ func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, create
 		next.Spec.NextStop = &metav1.Time{Time: stop}
 		updated, err := r.chaosW.Update(ctx, next)
 		if err != nil {
-			return ports.Result{}, writeErr("set nextStop of chaospod", key, err)
+			return ports.Result{}, r.writeErr(cp, "set nextStop of chaospod", err)
 		}
 		next = updated.DeepCopy()
 	}
-	if next.Status.LastRun == nil || !next.Status.LastRun.Equal(&created) {
+	// One status write for both: the run and Ready for the generation the
+	// nextStop write made.
+	conds, same := withReady(next.Status.Conditions, running(next, stop), now)
+	if next.Status.LastRun == nil || !next.Status.LastRun.Equal(&created) || !same {
 		next.Status.LastRun = created.DeepCopy()
+		next.Status.Conditions = conds
 		if _, err := r.chaosW.UpdateStatus(ctx, next); err != nil {
-			return ports.Result{}, writeErr("set lastRun of chaospod", key, err)
+			return ports.Result{}, r.writeErr(cp, "set lastRun of chaospod", err)
 		}
 	}
 	return ports.Result{RequeueAfter: max(stop.Sub(now), 0)}, nil
@@ -187,16 +211,6 @@ func ceilSecond(t time.Time) time.Time {
 		return r.Add(time.Second)
 	}
 	return t
-}
-
-func writeErr(what string, key types.NamespacedName, err error) error {
-	if errors.Is(err, ports.ErrNotFound) {
-		return nil
-	}
-	if errors.Is(err, ports.ErrInvalid) {
-		return ports.Terminal(fmt.Errorf("%s %s: %w", what, key, err))
-	}
-	return fmt.Errorf("%s %s: %w", what, key, err)
 }
 
 // PodFor is the Pod a ChaosPod runs: its name and namespace, the template's
