@@ -1,0 +1,41 @@
+// Command kustomize renders a kustomization with the standalone kustomize
+// module pinned in this folder's go.mod, as `kustomize build DIR` does, and
+// prints the YAML. kubectl bundles an older kustomize; test/e2e renders
+// every kustomization under config/ with both and requires the same
+// objects, so that config/ works with whichever one a user has.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: kustomize DIR")
+		os.Exit(2)
+	}
+	if err := build(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "kustomize:", err)
+		os.Exit(1)
+	}
+}
+
+func build(dir string) error {
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	objs, err := k.Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return fmt.Errorf("build %s: %w", dir, err)
+	}
+	out, err := objs.AsYaml()
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", dir, err)
+	}
+	if _, err := os.Stdout.Write(out); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
