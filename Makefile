@@ -155,14 +155,15 @@ docker-push: ## Push the container image $(IMG) with $(CONTAINER_TOOL).
 docker-buildx: ## Build the image $(IMG) for $(PLATFORMS) and push it (docker buildx, or podman with --manifest).
 	@sed -e '0,/^FROM/ s/^FROM /FROM --platform=$${BUILDPLATFORM} /' Dockerfile > Dockerfile.cross
 	@trap 'rm -f Dockerfile.cross' EXIT; \
-	if [ "$$($(CONTAINER_TOOL) --version | cut -d' ' -f1)" = podman ]; then \
+	case "$$($(CONTAINER_TOOL) --version)" in \
+	podman*) \
 		$(CONTAINER_TOOL) build --platform=$(PLATFORMS) --build-arg VERSION=$(VERSION) --manifest $(IMG) -f Dockerfile.cross . && \
-		$(CONTAINER_TOOL) manifest push $(IMG); \
-	else \
+		$(CONTAINER_TOOL) manifest push $(IMG) ;; \
+	*) \
 		$(CONTAINER_TOOL) buildx create --name hexagonal-operator-builder >/dev/null 2>&1; \
 		$(CONTAINER_TOOL) buildx build --builder hexagonal-operator-builder --push --platform=$(PLATFORMS) --build-arg VERSION=$(VERSION) --tag $(IMG) -f Dockerfile.cross .; \
-		status=$$?; $(CONTAINER_TOOL) buildx rm hexagonal-operator-builder >/dev/null 2>&1; exit $$status; \
-	fi
+		status=$$?; $(CONTAINER_TOOL) buildx rm hexagonal-operator-builder >/dev/null 2>&1; exit $$status ;; \
+	esac
 
 .PHONY: clean
 clean: ## Remove the operator binary and local run state (keeps the control plane binaries).
