@@ -17,7 +17,7 @@ GOFILES     = $(shell git ls-files --cached --others --exclude-standard '*.go' |
 
 .PHONY: help
 help: ## List the targets.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*##/ {printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build the operator binary into bin/operator (static, version-stamped).
