@@ -25,7 +25,11 @@ func main() {
 }
 
 func build(dir string) error {
-	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	opts := krusty.MakeDefaultOptions()
+	// As `kustomize build` without --reorder: the kustomization's
+	// sortOptions, else the legacy order (kubectl's too).
+	opts.Reorder = krusty.ReorderOptionUnspecified
+	k := krusty.MakeKustomizer(opts)
 	objs, err := k.Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
 		return fmt.Errorf("build %s: %w", dir, err)
