@@ -431,6 +431,31 @@ func TestMakeImageTargetsUseTheContainerTool(t *testing.T) {
 			assert.NotContains(t, build+buildx, other+" ")
 		})
 	}
+	// docker-buildx's Dockerfile copy: the build stage runs on the
+	// builder's platform and cross-compiles for the target's; the final
+	// stage is the target's.
+	sed, _, _ := strings.Cut(makeN("-n", "docker-buildx"), "\n")
+	dir := t.TempDir()
+	dockerfile, err := os.ReadFile(repoPath(t, "Dockerfile"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Dockerfile"), dockerfile, 0o600))
+	cmd := exec.Command("bash", "-c", sed)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s: %s", sed, out)
+	cross, err := os.ReadFile(filepath.Join(dir, "Dockerfile.cross"))
+	require.NoError(t, err)
+	var froms []string
+	for _, line := range strings.Split(string(cross), "\n") {
+		if strings.HasPrefix(line, "FROM ") {
+			froms = append(froms, line)
+		}
+	}
+	require.Len(t, froms, 2)
+	assert.True(t, strings.HasPrefix(froms[0], "FROM --platform=${BUILDPLATFORM} golang:"), froms[0])
+	assert.NotContains(t, froms[1], "--platform")
+	assert.Contains(t, string(cross), "GOOS=${TARGETOS} GOARCH=${TARGETARCH} make build")
+
 	var listed []string
 	for _, line := range strings.Split(makeN("help"), "\n") {
 		line = strings.NewReplacer("\033[36m", "", "\033[0m", "").Replace(line)
