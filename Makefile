@@ -9,11 +9,15 @@ LDFLAGS    := -s -w -X github.com/hexagonal-operator/operator/internal/version.V
 GO_BUILD   := CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)"
 IMG        ?= hexagonal-operator:$(VERSION)
 TEST_FLAGS ?= -race -timeout 40m
+# docker, or podman: the image targets run $(CONTAINER_TOOL) build/push.
+CONTAINER_TOOL ?= docker
+# The platforms `make docker-buildx` builds the image for.
+PLATFORMS  ?= linux/arm64,linux/amd64,linux/s390x,linux/ppc64le
 GOFILES     = $(shell git ls-files --cached --others --exclude-standard '*.go' | grep -v '^test/tools/')
 
 .PHONY: help
 help: ## List the targets.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*##/ {printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build the operator binary into bin/operator (static, version-stamped).
@@ -26,6 +30,10 @@ tools: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl into b
 .PHONY: test
 test: tools ## Run every test tier (unit, contract, integration, end to end) with the race detector.
 	go test $(TEST_FLAGS) ./...
+
+.PHONY: test-e2e
+test-e2e: tools ## Run only the end-to-end tier (test/e2e: the operator binary and config/ against a real control plane), with the race detector.
+	go test $(TEST_FLAGS) ./test/e2e/...
 
 .PHONY: test-node
 test-node: tools build ## Run the node tier (test/node: a real kubelet, containerd and the operator's image, deployed with make deploy); needs root, installs its Debian packages (hack/node-setup.sh); prints its figures.
@@ -51,6 +59,16 @@ lint: ## gofmt, go vet and golangci-lint (bench/crbaseline's module too), and th
 	$(GOLANGCI_LINT) run ./...
 	cd bench/crbaseline && $(GOLANGCI_LINT) run ./...
 	go test -count=1 ./test/architecture
+
+.PHONY: lint-fix
+lint-fix: ## golangci-lint with --fix: apply the fixes the linters offer (here and in bench/crbaseline), then report what is left.
+	$(GOLANGCI_LINT) run --fix ./...
+	cd bench/crbaseline && $(GOLANGCI_LINT) run --fix ./...
+
+.PHONY: vet
+vet: ## go vet the module and bench/crbaseline.
+	go vet ./...
+	cd bench/crbaseline && go vet ./...
 
 .PHONY: fmt
 fmt: ## Format the Go code.
@@ -83,9 +101,10 @@ bench-ab-tuned: tools build crbaseline ## The operator (A) against the tuned bas
 # $KUBECONFIG's, else ~/.kube/config's.
 KUBECTL ?= $(or $(shell command -v kubectl 2>/dev/null),$(BIN)/kubectl)
 DIST    ?= $(CURDIR)/dist
-# with-image renders config/default with the image $(IMG) through a
-# throwaway overlay, then runs the command given.
-with-image = tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; ./hack/image-overlay.sh "$(IMG)" "$$tmp" && $(1)
+# with-image renders config/default (or the folder of config/ given second)
+# with the image $(IMG) through a throwaway overlay, then runs the command
+# given.
+with-image = tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; ./hack/image-overlay.sh "$(IMG)" "$$tmp" $(2) && $(1)
 
 .PHONY: install
 install: ## Install the ChaosPod CRD into the cluster, as config/default renders it.
@@ -103,6 +122,14 @@ deploy: ## Deploy the operator (config/default) with the image $(IMG): kubectl a
 undeploy: ## Remove everything config/default deploys, the CRD and the namespace included.
 	$(KUBECTL) delete -k config/default --ignore-not-found
 
+.PHONY: deploy-certmanager
+deploy-certmanager: ## Deploy the operator with certificates from cert-manager (config/certmanager; cert-manager must be installed) with the image $(IMG).
+	@$(call with-image,$(KUBECTL) apply -k "$$tmp",certmanager)
+
+.PHONY: undeploy-certmanager
+undeploy-certmanager: ## Remove everything config/certmanager deploys, its Issuer and Certificates included.
+	$(KUBECTL) delete -k config/certmanager --ignore-not-found
+
 .PHONY: build-installer
 build-installer: ## Write $(DIST)/install.yaml, config/default with the image $(IMG) in one file (kubectl apply -f).
 	@mkdir -p $(DIST)
@@ -114,8 +141,29 @@ manifests: generate ## Regenerate the CRD, then check config/webhook and config/
 	go test -count=1 -run 'TestManifestsMatchTheRegistrationTable|TestRBACGrantsExactlyWhatTheOperatorChecks' ./internal/adapters/webhook ./internal/app
 
 .PHONY: docker-build
-docker-build: ## Build the container image $(IMG) (needs a Docker engine).
-	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+docker-build: ## Build the container image $(IMG) with $(CONTAINER_TOOL) (docker or podman).
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the container image $(IMG) with $(CONTAINER_TOOL).
+	$(CONTAINER_TOOL) push $(IMG)
+
+# The Dockerfile's build stage runs on the builder's own platform
+# (--platform=$$BUILDPLATFORM, written into a copy) and cross-compiles for
+# each target (TARGETOS/TARGETARCH), so no stage runs under emulation.
+.PHONY: docker-buildx
+docker-buildx: ## Build the image $(IMG) for $(PLATFORMS) and push it (docker buildx, or podman with --manifest).
+	@sed -e '0,/^FROM/ s/^FROM /FROM --platform=$${BUILDPLATFORM} /' Dockerfile > Dockerfile.cross
+	@trap 'rm -f Dockerfile.cross' EXIT; \
+	case "$$($(CONTAINER_TOOL) --version)" in \
+	podman*) \
+		$(CONTAINER_TOOL) build --platform=$(PLATFORMS) --build-arg VERSION=$(VERSION) --manifest $(IMG) -f Dockerfile.cross . && \
+		$(CONTAINER_TOOL) manifest push $(IMG) ;; \
+	*) \
+		$(CONTAINER_TOOL) buildx create --name hexagonal-operator-builder >/dev/null 2>&1; \
+		$(CONTAINER_TOOL) buildx build --builder hexagonal-operator-builder --push --platform=$(PLATFORMS) --build-arg VERSION=$(VERSION) --tag $(IMG) -f Dockerfile.cross .; \
+		status=$$?; $(CONTAINER_TOOL) buildx rm hexagonal-operator-builder >/dev/null 2>&1; exit $$status ;; \
+	esac
 
 .PHONY: clean
 clean: ## Remove the operator binary and local run state (keeps the control plane binaries).

@@ -217,21 +217,10 @@ func dynamicCRD(t *testing.T, cp *controlplane.ControlPlane) (*unstructured.Unst
 // returns the copy's config folder.
 func copyConfigElsewhere(t *testing.T, namespace, prefix string) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "config")
-	require.NoError(t, os.CopyFS(dst, os.DirFS(repoPath(t, "config"))))
-	path := filepath.Join(dst, "default", "kustomization.yaml")
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	text := string(data)
-	for old, repl := range map[string]string{
+	return copyConfig(t, map[string]string{
 		"namespace: hexagonal-operator-system": "namespace: " + namespace,
 		"namePrefix: hexagonal-operator-":      "namePrefix: " + prefix,
-	} {
-		require.Equal(t, 1, strings.Count(text, "\n"+old+"\n"), "config/default sets %q once", old)
-		text = strings.Replace(text, "\n"+old+"\n", "\n"+repl+"\n", 1)
-	}
-	require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
-	return dst
+	})
 }
 
 // config/default with another namespace and name prefix: everything follows
@@ -261,6 +250,11 @@ func TestDeployElsewhere(t *testing.T) {
 	}
 	assert.Contains(t, env, "OPERATOR_WEBHOOK_SERVICE_NAME="+prefix+"webhook-service")
 	assert.Contains(t, env, "OPERATOR_MUTATING_WEBHOOK_CONFIGURATION_NAME="+prefix+"mutating-webhook-configuration")
+	// The Lease follows the prefix, and RBAC allows that one.
+	assert.Contains(t, env, "OPERATOR_LEADER_ELECTION_ID="+prefix+"leader")
+	leaseRole := convert[rbacv1.Role](t, find(t, objs, "Role", prefix+"leader-election-role"))
+	assert.Equal(t, []string{prefix + "leader"}, leaseRole.Rules[0].ResourceNames)
+	assert.Equal(t, prefix+"webhook-critical", dep.Spec.Template.Spec.PriorityClassName)
 
 	cp := controlplane.StartT(t, controlplane.Options{})
 	ctx := context.Background()
@@ -288,6 +282,10 @@ func TestDeployElsewhere(t *testing.T) {
 	p := startDeployedLike(t, env, kubeconfig, ports, "--leader-election-namespace="+ns,
 		"--webhook-cert-mode=external", "--webhook-cert-path="+certDir)
 	assert.Contains(t, p.Output(), `"msg":"permissions checked"`)
+	require.Eventually(t, func() bool {
+		lease, err := admin.CoordinationV1().Leases(ns).Get(ctx, prefix+"leader", metav1.GetOptions{})
+		return err == nil && ptr.Deref(lease.Spec.HolderIdentity, "") != ""
+	}, 30*time.Second, 100*time.Millisecond, "the operator holds the Lease %s", prefix+"leader")
 
 	const user = "acme-apps"
 	require.NoError(t, cp.EnsureNamespace(ctx, user))

@@ -12,8 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
@@ -85,14 +90,17 @@ func TestManifestsAreAcceptedByTheAPIServer(t *testing.T) {
 		}
 		overlay = append(overlay, o)
 	}
-	assert.ElementsMatch(t, []string{"Issuer", "Certificate"}, certManager)
+	assert.ElementsMatch(t, []string{"Issuer", "Certificate", "Certificate"}, certManager)
 	require.NoError(t, cp.DryRunApply(ctx, overlay...))
 }
 
-var clusterScoped = []string{"ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+var clusterScoped = []string{"PriorityClass", "ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 
 // The Deployment is what docs/deploying.md promises, and its labels
-// reach the Services that select it.
+// reach the Services that select it. Its two replicas go to two nodes where
+// there are two (a topology spread that still lets a one-node cluster run
+// both, and a surge Pod join a node during a rollout), ahead of ordinary
+// Pods (a PriorityClass of its own, below the cluster's own classes).
 func TestDeploymentIsHardenedAndSelected(t *testing.T) {
 	t.Parallel()
 	objs := render(t, "config", "default")
@@ -115,6 +123,29 @@ func TestDeploymentIsHardenedAndSelected(t *testing.T) {
 	assert.False(t, c.Resources.Limits.Memory().IsZero())
 	assert.Contains(t, c.Env, corev1.EnvVar{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}})
 	assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}, "the certificate folder is writable")
+	assert.Contains(t, c.Env, corev1.EnvVar{Name: "OPERATOR_LEADER_ELECTION_ID", Value: "hexagonal-operator-leader"})
+	role := convert[rbacv1.Role](t, find(t, objs, "Role", "hexagonal-operator-leader-election-role"))
+	assert.Equal(t, []string{"hexagonal-operator-leader"}, role.Rules[0].ResourceNames)
+
+	require.Len(t, pod.TopologySpreadConstraints, 1)
+	spread := pod.TopologySpreadConstraints[0]
+	assert.Equal(t, corev1.TopologySpreadConstraint{
+		MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector:    &metav1.LabelSelector{MatchLabels: dep.Spec.Selector.MatchLabels},
+		NodeTaintsPolicy: ptr.To(corev1.NodeInclusionPolicyHonor), MatchLabelKeys: []string{appsv1.DefaultDeploymentUniqueLabelKey},
+	}, spread)
+	sel, err := metav1.LabelSelectorAsSelector(spread.LabelSelector)
+	require.NoError(t, err)
+	assert.True(t, sel.Matches(labels.Set(dep.Spec.Template.Labels)), "the spread counts the operator's own Pods")
+	assert.Nil(t, pod.Affinity, "no required anti-affinity: it would leave a surge or one-node replica Pending")
+	assert.EqualValues(t, 0, dep.Spec.Strategy.RollingUpdate.MaxUnavailable.IntValue())
+	pc := convert[schedulingv1.PriorityClass](t, find(t, objs, "PriorityClass", "hexagonal-operator-webhook-critical"))
+	assert.Equal(t, pc.Name, pod.PriorityClassName)
+	assert.Greater(t, pc.Value, int32(1_000_000), "ahead of ordinary workloads")
+	// The API server refuses more for a user PriorityClass; the cluster's
+	// own classes (system-cluster-critical: 2000000000) stay ahead.
+	assert.LessOrEqual(t, pc.Value, int32(1_000_000_000))
+	assert.False(t, pc.GlobalDefault)
 
 	for _, name := range []string{"hexagonal-operator-webhook-service", "hexagonal-operator-controller-manager-metrics-service"} {
 		svc := convert[corev1.Service](t, find(t, objs, "Service", name))
@@ -132,7 +163,9 @@ func TestDeploymentIsHardenedAndSelected(t *testing.T) {
 }
 
 // The cert-manager overlay runs the operator in external mode on
-// cert-manager's Secret, has the CA injected, and drops the self-mode RBAC.
+// cert-manager's Secret and serves metrics with a second one, has the CA
+// injected, and drops the self-mode RBAC; the other arguments are
+// config/default's.
 func TestCertManagerOverlay(t *testing.T) {
 	t.Parallel()
 	objs := render(t, "config", "certmanager")
@@ -142,12 +175,30 @@ func TestCertManagerOverlay(t *testing.T) {
 	assert.Contains(t, dns, "hexagonal-operator-webhook-service.hexagonal-operator-system.svc")
 	find(t, objs, "Issuer", "hexagonal-operator-selfsigned-issuer")
 
+	metricsCert := find(t, objs, "Certificate", "hexagonal-operator-metrics-cert")
+	metricsSecret, _, _ := unstructured.NestedString(metricsCert.Object, "spec", "secretName")
+	dns, _, _ = unstructured.NestedStringSlice(metricsCert.Object, "spec", "dnsNames")
+	assert.Equal(t, []string{
+		"hexagonal-operator-controller-manager-metrics-service.hexagonal-operator-system.svc",
+		"hexagonal-operator-controller-manager-metrics-service.hexagonal-operator-system.svc.cluster.local",
+	}, dns)
+	assert.NotEqual(t, secret, metricsSecret)
+	for _, o := range objs {
+		assert.False(t, o.GetKind() == "ConfigMap", "the arguments' ConfigMap is local to kustomize: %s", o.GetName())
+	}
+
 	dep := convert[appsv1.Deployment](t, find(t, objs, "Deployment", operatorServiceAccount))
 	c := dep.Spec.Template.Spec.Containers[0]
-	assert.Contains(t, c.Args, "--webhook-cert-mode=external")
-	assert.NotContains(t, c.Args, "--webhook-cert-mode=self")
+	base := convert[appsv1.Deployment](t, find(t, render(t, "config", "default"), "Deployment", operatorServiceAccount)).Spec.Template.Spec.Containers[0]
+	want := slices.Clone(base.Args)
+	want[slices.Index(want, "--webhook-cert-mode=self")] = "--webhook-cert-mode=external"
+	want = append(want, "--metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs")
+	assert.Equal(t, want, c.Args)
 	assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "webhook-cert", MountPath: "/tmp/k8s-webhook-server/serving-certs", ReadOnly: true})
+	assert.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "metrics-cert", MountPath: "/tmp/k8s-metrics-server/metrics-certs", ReadOnly: true})
+	assert.Subset(t, c.VolumeMounts, base.VolumeMounts)
 	assert.Contains(t, dep.Spec.Template.Spec.Volumes, corev1.Volume{Name: "webhook-cert", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}})
+	assert.Contains(t, dep.Spec.Template.Spec.Volumes, corev1.Volume{Name: "metrics-cert", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: metricsSecret}}})
 
 	for _, o := range objs {
 		switch o.GetKind() {
