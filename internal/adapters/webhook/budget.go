@@ -2,7 +2,9 @@ package webhook
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"net/netip"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +26,13 @@ const (
 var (
 	// errOverBudget: the budget cannot spare the bytes a body needs next.
 	errOverBudget = errors.New("the webhook server's budget of body bytes in flight is spent")
+	// errShareSpent: the body's client address holds its share of the
+	// bytes already. It is errOverBudget for callers that need not tell.
+	errShareSpent = fmt.Errorf("%w for this client address", errOverBudget)
+	// errTooManyRequests: every request slot is taken.
+	errTooManyRequests = errors.New("every request slot of the webhook server is taken")
+	// errShareTaken: the client address holds its share of the slots.
+	errShareTaken = fmt.Errorf("%w that this client address may hold", errTooManyRequests)
 	// errTooLarge: the body goes on past its limit.
 	errTooLarge = errors.New("request body too large")
 )
@@ -39,72 +48,164 @@ var (
 // slots are taken (up to half the budget), so large bodies, hostile ones
 // included, never starve the small reviews that are nearly all the API
 // server sends.
+//
+// One client address may hold at most half of the request slots (as many
+// connections, see connect) and half of maxLarge. Without it, whoever
+// connects first could take every slot, and hostile bodies all that large
+// parts may fill, and the API server would be refused for as long as they
+// are held. The share is fixed rather than growing while the server is
+// idle: nothing waits, so what an address took alone could not be taken
+// back for a client that comes later. The first bytes of bodies stay
+// outside it: the reserve already holds them to a slot each, and an address
+// that spent its share of large parts still gets its small reviews served.
 type budget struct {
 	maxBytes    int64
 	maxLarge    int64
 	maxRequests int
-	gauge       prometheus.Gauge
+	// shareRequests and shareLarge are one client address's share.
+	shareRequests int
+	shareLarge    int64
+	gauge         prometheus.Gauge
 
 	mu       sync.Mutex
-	bytes    int64 // guarded by mu
-	large    int64 // guarded by mu
-	requests int   // guarded by mu
+	bytes    int64                     // guarded by mu
+	large    int64                     // guarded by mu
+	requests int                       // guarded by mu
+	clients  map[netip.Addr]*clientUse // guarded by mu; only addresses that hold something
+}
+
+// clientUse is what one client address holds of the budget.
+type clientUse struct {
+	conns    int
+	requests int
+	large    int64
 }
 
 func newBudget(maxBytes int64, maxRequests int, gauge prometheus.Gauge) *budget {
 	reserve := min(int64(maxRequests)*smallBodyBytes, maxBytes/2)
-	return &budget{maxBytes: maxBytes, maxLarge: maxBytes - reserve, maxRequests: maxRequests, gauge: gauge}
+	maxLarge := maxBytes - reserve
+	return &budget{
+		maxBytes: maxBytes, maxLarge: maxLarge, maxRequests: maxRequests,
+		shareRequests: max(maxRequests/2, 1), shareLarge: maxLarge / 2,
+		gauge:   gauge,
+		clients: map[netip.Addr]*clientUse{},
+	}
 }
 
-// maxBody is the largest body the budget could ever hold, were it alone.
+// maxBody is the largest body the budget could ever hold, were its client
+// alone.
 func (b *budget) maxBody() int64 {
-	return min(b.maxBytes, b.maxLarge+smallBodyBytes)
+	return min(b.maxBytes, b.shareLarge+smallBodyBytes)
 }
 
 // largePart is how many of a body's first held bytes lie beyond its small
 // part.
 func largePart(held int64) int64 { return max(held-smallBodyBytes, 0) }
 
-func (b *budget) enter() bool {
+// use is what client holds, created on first use; b.mu must be held.
+func (b *budget) use(client netip.Addr) *clientUse {
+	u := b.clients[client]
+	if u == nil {
+		u = &clientUse{}
+		b.clients[client] = u
+	}
+	return u
+}
+
+// forget drops client's entry once it holds nothing; b.mu must be held.
+func (b *budget) forget(client netip.Addr, u *clientUse) {
+	if *u == (clientUse{}) {
+		delete(b.clients, client)
+	}
+}
+
+// connect counts a new connection from client, or refuses it when client
+// has as many open as its share of request slots: over HTTP/1.1 a
+// connection carries one request at a time, so more could not be served
+// at once, and each holds a goroutine and buffers while it sends its
+// headers as slowly as the header timeout allows.
+func (b *budget) connect(client netip.Addr) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.requests >= b.maxRequests {
+	u := b.use(client)
+	if u.conns >= b.shareRequests {
+		b.forget(client, u)
 		return false
 	}
-	b.requests++
+	u.conns++
 	return true
 }
 
-func (b *budget) leave() {
+func (b *budget) disconnect(client netip.Addr) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	u := b.use(client)
+	u.conns--
+	b.forget(client, u)
+}
+
+// enter takes a request slot for client: errTooManyRequests when all are
+// taken, errShareTaken when client holds its share.
+func (b *budget) enter(client netip.Addr) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.requests >= b.maxRequests {
+		return errTooManyRequests
+	}
+	u := b.use(client)
+	if u.requests >= b.shareRequests {
+		b.forget(client, u)
+		return errShareTaken
+	}
+	b.requests++
+	u.requests++
+	return nil
+}
+
+func (b *budget) leave(client netip.Addr) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.requests--
+	u := b.use(client)
+	u.requests--
+	b.forget(client, u)
 }
 
-// reserve takes n more bytes for a body that holds held already, or
-// nothing when the budget cannot spare them.
-func (b *budget) reserve(held, n int64) bool {
+// reserve takes n more bytes for a body of client that holds held
+// already: errOverBudget when the budget cannot spare them, errShareSpent
+// when client's share cannot.
+func (b *budget) reserve(client netip.Addr, held, n int64) error {
 	large := largePart(held+n) - largePart(held)
 	b.mu.Lock()
 	if b.bytes+n > b.maxBytes || b.large+large > b.maxLarge {
 		b.mu.Unlock()
-		return false
+		return errOverBudget
+	}
+	u := b.use(client)
+	if u.large+large > b.shareLarge {
+		b.forget(client, u)
+		b.mu.Unlock()
+		return errShareSpent
 	}
 	b.bytes += n
 	b.large += large
+	u.large += large
 	b.mu.Unlock()
 	b.gauge.Add(float64(n))
-	return true
+	return nil
 }
 
-// release gives back everything a body of held bytes took.
-func (b *budget) release(held int64) {
+// release gives back everything a body of client of held bytes took.
+func (b *budget) release(client netip.Addr, held int64) {
 	if held == 0 {
 		return
 	}
 	b.mu.Lock()
 	b.bytes -= held
 	b.large -= largePart(held)
+	u := b.use(client)
+	u.large -= largePart(held)
+	b.forget(client, u)
 	b.mu.Unlock()
 	b.gauge.Sub(float64(held))
 }
@@ -115,29 +216,33 @@ func (b *budget) release(held int64) {
 // review lives as long as the request, and is larger than the body.
 type lease struct {
 	budget  *budget
+	client  netip.Addr
 	entered bool
 	bytes   int64
 }
 
-// enter takes a request slot; false when all are taken.
-func (l *lease) enter() bool {
+// enter takes a request slot, or fails as budget.enter does.
+func (l *lease) enter() error {
 	if l.entered {
-		return true
+		return nil
 	}
-	l.entered = l.budget.enter()
-	return l.entered
+	if err := l.budget.enter(l.client); err != nil {
+		return err
+	}
+	l.entered = true
+	return nil
 }
 
 // dropBytes gives back the body's bytes early, once the body is given up.
 func (l *lease) dropBytes() {
-	l.budget.release(l.bytes)
+	l.budget.release(l.client, l.bytes)
 	l.bytes = 0
 }
 
 func (l *lease) release() {
 	l.dropBytes()
 	if l.entered {
-		l.budget.leave()
+		l.budget.leave(l.client)
 		l.entered = false
 	}
 }
@@ -147,7 +252,8 @@ func (l *lease) release() {
 // its client has sent (and firstChunkBytes before that). declared, the
 // Content-Length or -1 when unknown, caps the growth but never sizes an
 // allocation on its own; limit bounds the body. It fails with
-// errOverBudget or errTooLarge, or with what reading failed with. The
+// errOverBudget (errShareSpent when the client's share is what is spent)
+// or errTooLarge, or with what reading failed with. The
 // growth abandons buffers to the garbage collector that the budget no
 // longer counts: they are at most as large as the buffer that replaced
 // them, and the next collection takes them.
@@ -171,8 +277,8 @@ func (l *lease) readAll(src io.Reader, declared, limit int64) ([]byte, error) {
 				next = min(next, declared)
 			}
 			next = min(next, limit)
-			if !l.budget.reserve(l.bytes, next-size) {
-				return nil, errOverBudget
+			if err := l.budget.reserve(l.client, l.bytes, next-size); err != nil {
+				return nil, err
 			}
 			l.bytes += next - size
 			grown := make([]byte, size, next)

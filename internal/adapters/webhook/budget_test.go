@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net/netip"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,61 +20,211 @@ func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
 	return m.GetGauge().GetValue()
 }
 
-func TestBudgetKeepsAReserveForTheFirstBytesOfEachBody(t *testing.T) {
+// Clients of the budget tests, each its own address.
+var (
+	clientA = netip.MustParseAddr("10.0.0.1")
+	clientB = netip.MustParseAddr("10.0.0.2")
+	clientC = netip.MustParseAddr("10.0.0.3")
+	clientD = netip.MustParseAddr("2001:db8::4")
+)
+
+func TestBudgetKeepsAReserveAndHoldsEachClientToItsShare(t *testing.T) {
 	t.Parallel()
 	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "g"})
-	// Four slots of 16 KiB: a 64 KiB reserve out of 256 KiB.
+	// Four slots of 16 KiB: a 64 KiB reserve out of 256 KiB; large parts
+	// fill 192 KiB at most, 96 KiB of it from one address.
 	b := newBudget(256<<10, 4, gauge)
 	require.Equal(t, int64(192<<10), b.maxLarge)
-	require.Equal(t, int64(208<<10), b.maxBody())
+	require.Equal(t, int64(96<<10), b.shareLarge)
+	require.Equal(t, int64(112<<10), b.maxBody())
 
-	// Bodies a to e, each growing from what it held.
+	// Bodies a1 and a2 of client A, b of B, c of C, d of D, each growing
+	// from what it held.
 	steps := []struct {
 		name      string
+		client    netip.Addr
 		held, n   int64
-		want      bool
+		wantErr   error
 		wantBytes int64
 		wantLarge int64
+		wantA     int64 // the large parts A holds
 	}{
-		{name: "a: its small part", held: 0, n: 16 << 10, want: true, wantBytes: 16 << 10},
-		{name: "a: growing up to the ceiling of large parts", held: 16 << 10, n: 176 << 10, want: true, wantBytes: 192 << 10, wantLarge: 176 << 10},
-		{name: "b: a small body, out of the reserve", held: 0, n: 8 << 10, want: true, wantBytes: 200 << 10, wantLarge: 176 << 10},
-		{name: "b: its large part past the ceiling", held: 8 << 10, n: 32 << 10, want: false, wantBytes: 200 << 10, wantLarge: 176 << 10},
-		{name: "b: straddling both, its large part fitting", held: 8 << 10, n: 24 << 10, want: true, wantBytes: 224 << 10, wantLarge: 192 << 10},
-		{name: "b: not a byte more of large part", held: 32 << 10, n: 1, want: false, wantBytes: 224 << 10, wantLarge: 192 << 10},
-		{name: "c: small parts fill the rest", held: 0, n: 16 << 10, want: true, wantBytes: 240 << 10, wantLarge: 192 << 10},
-		{name: "d: up to the whole budget", held: 0, n: 16 << 10, want: true, wantBytes: 256 << 10, wantLarge: 192 << 10},
-		{name: "e: but not past it", held: 0, n: 1, want: false, wantBytes: 256 << 10, wantLarge: 192 << 10},
+		{name: "a1: its small part", client: clientA, held: 0, n: 16 << 10, wantBytes: 16 << 10},
+		{name: "a1: growing up to A's share of large parts", client: clientA, held: 16 << 10, n: 96 << 10, wantBytes: 112 << 10, wantLarge: 96 << 10, wantA: 96 << 10},
+		{name: "a1: not a byte past A's share", client: clientA, held: 112 << 10, n: 1, wantErr: errShareSpent, wantBytes: 112 << 10, wantLarge: 96 << 10, wantA: 96 << 10},
+		{name: "a2: A's next small part, out of the reserve", client: clientA, held: 0, n: 16 << 10, wantBytes: 128 << 10, wantLarge: 96 << 10, wantA: 96 << 10},
+		{name: "b: a small body of B", client: clientB, held: 0, n: 8 << 10, wantBytes: 136 << 10, wantLarge: 96 << 10, wantA: 96 << 10},
+		{name: "b: B's share, up to the ceiling of large parts", client: clientB, held: 8 << 10, n: 104 << 10, wantBytes: 240 << 10, wantLarge: 192 << 10, wantA: 96 << 10},
+		{name: "c: a large part past the ceiling, within C's share", client: clientC, held: 0, n: 17 << 10, wantErr: errOverBudget, wantBytes: 240 << 10, wantLarge: 192 << 10, wantA: 96 << 10},
+		{name: "c: its small part fills the rest", client: clientC, held: 0, n: 16 << 10, wantBytes: 256 << 10, wantLarge: 192 << 10, wantA: 96 << 10},
+		{name: "d: not past the whole budget", client: clientD, held: 0, n: 1, wantErr: errOverBudget, wantBytes: 256 << 10, wantLarge: 192 << 10, wantA: 96 << 10},
 	}
 	for _, s := range steps {
-		assert.Equal(t, s.want, b.reserve(s.held, s.n), s.name)
+		err := b.reserve(s.client, s.held, s.n)
+		if s.wantErr == nil {
+			assert.NoError(t, err, s.name)
+		} else {
+			assert.Equal(t, s.wantErr, err, s.name)
+		}
 		assert.Equal(t, s.wantBytes, b.bytes, s.name)
 		assert.Equal(t, s.wantLarge, b.large, s.name)
+		assert.Equal(t, s.wantA, b.clients[clientA].large, s.name)
 		assert.Equal(t, float64(s.wantBytes), gaugeValue(t, gauge), s.name)
 	}
-	for _, held := range []int64{192 << 10, 32 << 10, 16 << 10, 16 << 10} { // a, b, c, d
-		b.release(held)
+	assert.True(t, errors.Is(errShareSpent, errOverBudget), "callers that need not tell see the budget spent")
+	for _, body := range []struct {
+		client netip.Addr
+		held   int64
+	}{{clientA, 112 << 10}, {clientA, 16 << 10}, {clientB, 112 << 10}, {clientC, 16 << 10}} {
+		b.release(body.client, body.held)
 	}
 	assert.Zero(t, b.bytes)
 	assert.Zero(t, b.large)
+	assert.Empty(t, b.clients, "addresses that hold nothing are forgotten")
 	assert.Zero(t, gaugeValue(t, gauge))
 }
 
-func TestBudgetSlots(t *testing.T) {
+// One address takes at most half of the request slots, and opens at most
+// as many connections, whatever the others leave free.
+func TestBudgetSlotsAndConnectionsPerClient(t *testing.T) {
+	t.Parallel()
+	type op int
+	const (
+		enter op = iota
+		leave
+		connect
+		disconnect
+	)
+	type step = struct {
+		op      op
+		client  netip.Addr
+		wantErr error
+		wantOK  bool
+	}
+	cases := []struct {
+		name        string
+		maxRequests int
+		steps       []step
+	}{
+		{
+			name:        "slots: half each, the rest to others",
+			maxRequests: 4,
+			steps: []step{
+				{op: enter, client: clientA},
+				{op: enter, client: clientA},
+				{op: enter, client: clientA, wantErr: errShareTaken},
+				{op: enter, client: clientB},
+				{op: enter, client: clientC},
+				{op: enter, client: clientD, wantErr: errTooManyRequests},
+				{op: leave, client: clientA},
+				{op: enter, client: clientD},
+				{op: enter, client: clientA, wantErr: errTooManyRequests},
+				{op: leave, client: clientB},
+				{op: enter, client: clientA},
+				{op: leave, client: clientA},
+				{op: leave, client: clientA},
+				{op: leave, client: clientC},
+				{op: leave, client: clientD},
+			},
+		},
+		{
+			name:        "slots: an odd number rounds the share down",
+			maxRequests: 5,
+			steps: []step{
+				{op: enter, client: clientA},
+				{op: enter, client: clientA},
+				{op: enter, client: clientA, wantErr: errShareTaken},
+				{op: leave, client: clientA},
+				{op: leave, client: clientA},
+			},
+		},
+		{
+			name:        "slots: a single slot is one client's",
+			maxRequests: 1,
+			steps: []step{
+				{op: enter, client: clientA},
+				{op: enter, client: clientB, wantErr: errTooManyRequests},
+				{op: leave, client: clientA},
+				{op: enter, client: clientB},
+				{op: leave, client: clientB},
+			},
+		},
+		{
+			name:        "connections: as many as a share of slots",
+			maxRequests: 4,
+			steps: []step{
+				{op: connect, client: clientA, wantOK: true},
+				{op: connect, client: clientA, wantOK: true},
+				{op: connect, client: clientA, wantOK: false},
+				{op: connect, client: clientB, wantOK: true},
+				{op: connect, client: clientB, wantOK: true},
+				{op: connect, client: clientC, wantOK: true},
+				{op: disconnect, client: clientA},
+				{op: connect, client: clientA, wantOK: true},
+				{op: disconnect, client: clientA},
+				{op: disconnect, client: clientA},
+				{op: disconnect, client: clientB},
+				{op: disconnect, client: clientB},
+				{op: disconnect, client: clientC},
+			},
+		},
+		{
+			name:        "connections and slots of one client are counted apart",
+			maxRequests: 2,
+			steps: []step{
+				{op: connect, client: clientA, wantOK: true},
+				{op: enter, client: clientA},
+				{op: connect, client: clientA, wantOK: false},
+				{op: enter, client: clientA, wantErr: errShareTaken},
+				{op: leave, client: clientA},
+				{op: disconnect, client: clientA},
+			},
+		},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := newBudget(1<<20, tt.maxRequests, prometheus.NewGauge(prometheus.GaugeOpts{Name: "g"}))
+			for i, s := range tt.steps {
+				switch s.op {
+				case enter:
+					err := b.enter(s.client)
+					if s.wantErr == nil {
+						require.NoError(t, err, "step %d", i)
+					} else {
+						require.Equal(t, s.wantErr, err, "step %d", i)
+					}
+				case leave:
+					b.leave(s.client)
+				case connect:
+					require.Equal(t, s.wantOK, b.connect(s.client), "step %d", i)
+				case disconnect:
+					b.disconnect(s.client)
+				}
+				assert.LessOrEqual(t, b.requests, tt.maxRequests, "step %d", i)
+			}
+			assert.Zero(t, b.requests, "every slot given back")
+			assert.Empty(t, b.clients, "addresses that hold nothing are forgotten")
+		})
+	}
+}
+
+func TestLeaseSlot(t *testing.T) {
 	t.Parallel()
 	b := newBudget(1<<20, 2, prometheus.NewGauge(prometheus.GaugeOpts{Name: "g"}))
-	first, second, third := lease{budget: b}, lease{budget: b}, lease{budget: b}
-	require.True(t, first.enter())
-	require.True(t, first.enter(), "entering twice takes one slot")
-	require.True(t, second.enter())
-	assert.False(t, third.enter(), "all slots taken")
+	first, second, third := lease{budget: b, client: clientA}, lease{budget: b, client: clientB}, lease{budget: b, client: clientC}
+	require.NoError(t, first.enter())
+	require.NoError(t, first.enter(), "entering twice takes one slot")
+	require.NoError(t, second.enter())
+	assert.Equal(t, errTooManyRequests, third.enter(), "all slots taken")
 	first.release()
 	first.release() // a second release gives back nothing more
-	assert.True(t, third.enter())
-	assert.False(t, first.enter())
+	assert.NoError(t, third.enter())
+	assert.Equal(t, errTooManyRequests, first.enter())
 	second.release()
 	third.release()
 	assert.Zero(t, b.requests)
+	assert.Empty(t, b.clients)
 }
 
 // reads is a body as a client sends it: each Read returns the next chunk,
@@ -118,7 +269,9 @@ func TestLeaseReadAllGrowsWithWhatArrives(t *testing.T) {
 		{name: "declared, slowly", declared: 1 << 20, chunks: [][]byte{x(1), x(1), x(1)}, end: disconnect, wantErr: disconnect, wantMaxOut: 4 << 10},
 		{name: "unknown length exactly at the limit", declared: -1, chunks: [][]byte{x(limit)}, end: io.EOF, wantLen: limit, wantMaxOut: limit},
 		{name: "unknown length past the limit", declared: -1, chunks: [][]byte{x(limit), x(1)}, end: io.EOF, wantErr: errTooLarge, wantMaxOut: limit},
-		{name: "past the budget", budget: 1 << 20, declared: 2 << 20, chunks: [][]byte{x(2 << 20)}, end: io.EOF, wantErr: errOverBudget, wantMaxOut: 512 << 10},
+		// 1 MiB with 512 slots: large parts fill 512 KiB, 256 KiB of them
+		// from one address.
+		{name: "past its client's share of the budget", budget: 1 << 20, declared: 2 << 20, chunks: [][]byte{x(2 << 20)}, end: io.EOF, wantErr: errShareSpent, wantMaxOut: 256 << 10},
 		{name: "empty", declared: 0, end: io.EOF, wantLen: 0, wantMaxOut: 0},
 	}
 	for _, tt := range tests {
@@ -130,8 +283,8 @@ func TestLeaseReadAllGrowsWithWhatArrives(t *testing.T) {
 			}
 			b := newBudget(size, DefaultMaxRequestsInFlight, prometheus.NewGauge(prometheus.GaugeOpts{Name: "g"}))
 			src := &reads{chunks: tt.chunks, end: tt.end, budget: b}
-			l := lease{budget: b}
-			require.True(t, l.enter())
+			l := lease{budget: b, client: clientA}
+			require.NoError(t, l.enter())
 
 			body, err := l.readAll(src, tt.declared, limit)
 
@@ -151,6 +304,7 @@ func TestLeaseReadAllGrowsWithWhatArrives(t *testing.T) {
 			l.release()
 			assert.Zero(t, b.bytes, "all given back")
 			assert.Zero(t, b.requests)
+			assert.Empty(t, b.clients)
 		})
 	}
 }

@@ -77,7 +77,17 @@
 // controller_runtime_webhook_requests_total; operator_webhook_body_bytes_in_flight
 // shows what is taken. Part of the budget is kept for the first few
 // kilobytes of each body, so the API server's ordinary reviews are served
-// while large or slow bodies hold the rest. [Server.Start] binds synchronously
+// while large or slow bodies hold the rest.
+//
+// The port is open to every Pod, not only to the API server, and the Pod
+// webhooks fail closed: were the budget first come, first served, one
+// Pod's slow connections would make the API server refuse every Pod
+// create. So one client address may hold at most half of the request slots,
+// as many connections (one past them is reset as soon as it is accepted and
+// counted in operator_webhook_connections_rejected_total), and half of what
+// large bodies may fill; the rest is always there for other addresses.
+// Refusals by this share count under the reasons client_requests and
+// client_body_bytes. [Server.Start] binds synchronously
 // (a bind error is returned) and serves in the background; [Server.Stop]
 // lets requests in flight finish within its context. [Server.ReadinessCheck]
 // passes only once the server completes a TLS handshake on its own port

@@ -28,16 +28,23 @@ type metrics struct {
 
 	// The request budget's own figures, not controller-runtime's: how
 	// much of it is taken, and the requests it turned away.
-	bodyBytes prometheus.Gauge
-	rejected  *prometheus.CounterVec
+	bodyBytes     prometheus.Gauge
+	rejected      *prometheus.CounterVec
+	rejectedConns prometheus.Counter
 }
 
 // Why the budget turned a request away: the label reason of
-// operator_webhook_requests_rejected_total.
+// operator_webhook_requests_rejected_total. The client_ reasons are the
+// share of one client address (budget), the others the whole budget.
 const (
-	rejectedRequests  = "requests"
-	rejectedBodyBytes = "body_bytes"
+	rejectedRequests        = "requests"
+	rejectedBodyBytes       = "body_bytes"
+	rejectedClientRequests  = "client_requests"
+	rejectedClientBodyBytes = "client_body_bytes"
 )
+
+// rejectedReasons are all values of the label reason.
+var rejectedReasons = []string{rejectedRequests, rejectedBodyBytes, rejectedClientRequests, rejectedClientBodyBytes}
 
 func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 	m := &metrics{
@@ -67,11 +74,15 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "operator_webhook_requests_rejected_total",
-			Help: "Requests answered 429 because the webhook server's budget of requests or of body bytes in flight was spent.",
+			Help: "Requests answered 429 because the webhook server's budget of requests or of body bytes in flight, or their client address's share of it, was spent.",
 		}, []string{"webhook", "reason"}),
+		rejectedConns: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "operator_webhook_connections_rejected_total",
+			Help: "Connections to the webhook server reset as soon as they were accepted because their client address held its share of connections.",
+		}),
 	}
 	var errs []error
-	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight, m.panics, m.conversionPanics, m.bodyBytes, m.rejected} {
+	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight, m.panics, m.conversionPanics, m.bodyBytes, m.rejected, m.rejectedConns} {
 		if err := reg.Register(c); err != nil {
 			errs = append(errs, err)
 		}
@@ -86,8 +97,9 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 		m.total.WithLabelValues(p, "500")
 		m.latency.WithLabelValues(p)
 		m.inFlight.WithLabelValues(p)
-		m.rejected.WithLabelValues(p, rejectedRequests)
-		m.rejected.WithLabelValues(p, rejectedBodyBytes)
+		for _, reason := range rejectedReasons {
+			m.rejected.WithLabelValues(p, reason)
+		}
 	}
 	return m, nil
 }

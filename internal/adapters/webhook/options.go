@@ -80,12 +80,14 @@ type Options struct {
 	// read or served hold at once; a request the budget cannot spare its
 	// next bytes gets 429 with Retry-After. A reserve of smallBodyBytes per
 	// request slot, up to half of the budget, is kept for the first
-	// smallBodyBytes of each body (budget.go), so no body can be larger than
-	// the rest plus smallBodyBytes, whatever the two limits above say: a
-	// larger one gets 413.
+	// smallBodyBytes of each body (budget.go), and one client address may
+	// fill half of the rest, so no body can be larger than that half plus
+	// smallBodyBytes, whatever the two limits above say: a larger one gets
+	// 413.
 	MaxBodyBytesInFlight int64
 	// MaxRequestsInFlight bounds the requests read or served at once;
-	// more get 429 with Retry-After.
+	// more get 429 with Retry-After. One client address may hold half of
+	// them, and open as many connections.
 	MaxRequestsInFlight int
 
 	// ShutdownDelay is how long Stop goes on serving before it closes the

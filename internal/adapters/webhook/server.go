@@ -108,6 +108,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("webhook server: %w", err)
 	}
+	ln = &shareListener{Listener: ln, budget: s.budget, refused: s.metrics.rejectedConns}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(s.opts.EnableHTTP2)
@@ -334,13 +335,13 @@ func (s *Server) write(w http.ResponseWriter, out outcome) int {
 // body so that readBody finds it whatever handler calls it, and releases
 // the lease once next has returned.
 func (s *Server) leased(path string, next http.Handler) http.Handler {
-	rejected := map[string]prometheus.Counter{
-		rejectedRequests:  s.metrics.rejected.WithLabelValues(path, rejectedRequests),
-		rejectedBodyBytes: s.metrics.rejected.WithLabelValues(path, rejectedBodyBytes),
+	rejected := map[string]prometheus.Counter{}
+	for _, reason := range rejectedReasons {
+		rejected[reason] = s.metrics.rejected.WithLabelValues(path, reason)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		orig := r.Body
-		body := &leasedBody{ReadCloser: orig, lease: lease{budget: s.budget}, rejected: rejected}
+		body := &leasedBody{ReadCloser: orig, lease: lease{budget: s.budget, client: remoteAddr(r.RemoteAddr)}, rejected: rejected}
 		defer body.release()
 		r.Body = body
 		// net/http looks at its own body type once the handler has
@@ -380,13 +381,18 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, w
 		hangUp(w)
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
 	}
-	if !lb.enter() {
+	if err := lb.enter(); err != nil {
+		if errors.Is(err, errShareTaken) {
+			return s.refuse(w, lb, rejectedClientRequests, "too many requests in flight from this address")
+		}
 		return s.refuse(w, lb, rejectedRequests, "too many requests in flight")
 	}
 	body, err := lb.readAll(lb.ReadCloser, r.ContentLength, limit)
 	if err != nil {
 		lb.dropBytes()
 		switch {
+		case errors.Is(err, errShareSpent):
+			return s.refuse(w, lb, rejectedClientBodyBytes, "too many request body bytes in flight from this address")
 		case errors.Is(err, errOverBudget):
 			return s.refuse(w, lb, rejectedBodyBytes, "too many request body bytes in flight")
 		case errors.Is(err, errTooLarge):

@@ -522,15 +522,14 @@ func TestJSONWithParametersIsServed(t *testing.T) {
 	}
 }
 
-// startBody opens a connection to the server and sends the head of a POST
-// to path declaring declared bytes of JSON, then send, from a goroutine:
-// the server may refuse the body before it has all of it. The connection
-// is closed at the end of the test.
-func (f *fixture) startBody(t *testing.T, path string, declared int64, send []byte) *tls.Conn {
+// startBody opens a connection to the server from the loopback address
+// from (on Linux all of 127/8 is loopback) and sends the head of a POST to
+// path declaring declared bytes of JSON, then send, from a goroutine: the
+// server may refuse the body before it has all of it. The connection is
+// closed at the end of the test.
+func (f *fixture) startBody(t *testing.T, from, path string, declared int64, send []byte) *tls.Conn {
 	t.Helper()
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(f.ca.CertPEM))
-	conn, err := tls.Dial("tcp", f.server.Addr().String(), &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	conn, err := f.dialFrom(from)
 	require.NoError(t, err)
 	sent := make(chan struct{})
 	t.Cleanup(func() {
@@ -545,6 +544,19 @@ func (f *fixture) startBody(t *testing.T, path string, declared int64, send []by
 		_, _ = conn.Write(send) // the server may have refused the rest
 	}()
 	return conn
+}
+
+// dialFrom opens a TLS connection to the server from the loopback address
+// from.
+func (f *fixture) dialFrom(from string) (*tls.Conn, error) {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(f.ca.CertPEM)
+	d := &net.Dialer{Timeout: 10 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	conn, err := tls.DialWithDialer(d, "tcp", f.server.Addr().String(), &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	if err != nil {
+		return nil, fmt.Errorf("dial webhook server from %s: %w", from, err)
+	}
+	return conn, nil
 }
 
 // answer reads the server's answer on conn.
@@ -595,15 +607,24 @@ func bodyBytes(t *testing.T, f *fixture) float64 {
 }
 
 // The budget answers a request it has no room for at once, with 429 and
-// Retry-After, and counts it; a small review still gets through while
-// large bodies hold all they may of it.
+// Retry-After, and counts it; a small review from another address still
+// gets through while large bodies hold all they may of it. The fixture's
+// client connects from 127.0.0.1, the holders from other loopback
+// addresses.
 func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
 	t.Parallel()
 	review := podReview(t, "small", admissionv1.Create, testPod(nil), nil)
 	type body struct {
+		from     string
 		declared int64
 		send     []byte
 	}
+	// 256 KiB with 512 slots keeps half for the first 16 KiB of each
+	// body: large parts fill 128 KiB at most, 64 KiB of them from one
+	// address, and no body is larger than 80 KiB. A holder of 78 KiB that
+	// sent 70 holds 78 KiB, 62 KiB of it large parts.
+	largeBody := func(from string) body { return body{from, 78 << 10, bytes.Repeat([]byte("x"), 70<<10)} }
+	opening := []byte(`{"apiVersion":`)
 	tests := []struct {
 		name       string
 		mod        func(*webhook.Options)
@@ -616,24 +637,31 @@ func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
 	}{
 		{
 			name:       "requests in flight",
-			mod:        func(o *webhook.Options) { o.MaxRequestsInFlight = 2 },
-			holders:    []body{{1 << 10, []byte(`{"apiVersion":`)}, {1 << 10, []byte(`{"apiVersion":`)}},
-			held:       2 << 10, // each its declared KiB, all it may ever need
-			refused:    body{int64(len(review)), review},
+			mod:        func(o *webhook.Options) { o.MaxRequestsInFlight = 4 },
+			holders:    []body{{"127.0.0.2", 1 << 10, opening}, {"127.0.0.2", 1 << 10, opening}, {"127.0.0.3", 1 << 10, opening}, {"127.0.0.3", 1 << 10, opening}},
+			held:       4 << 10, // each its declared KiB, all it may ever need
+			refused:    body{"127.0.0.4", int64(len(review)), review},
 			reason:     "requests",
 			reviewCode: http.StatusTooManyRequests,
 			rejected:   2,
 		},
 		{
-			// 256 KiB with 512 slots keeps half for the first 16 KiB of
-			// each body: large parts fill 128 KiB at most, and no body is
-			// larger than 144 KiB.
 			name:       "body bytes in flight",
 			mod:        func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 },
-			holders:    []body{{140 << 10, bytes.Repeat([]byte("x"), 100<<10)}},
-			held:       128 << 10,
-			refused:    body{140 << 10, bytes.Repeat([]byte("x"), 100<<10)},
+			holders:    []body{largeBody("127.0.0.2"), largeBody("127.0.0.3")},
+			held:       2 * 78 << 10,
+			refused:    largeBody("127.0.0.4"),
 			reason:     "body_bytes",
+			reviewCode: http.StatusOK,
+			rejected:   1,
+		},
+		{
+			name:       "an address's share of body bytes",
+			mod:        func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 },
+			holders:    []body{largeBody("127.0.0.2")},
+			held:       78 << 10,
+			refused:    largeBody("127.0.0.2"),
+			reason:     "client_body_bytes",
 			reviewCode: http.StatusOK,
 			rejected:   1,
 		},
@@ -644,11 +672,11 @@ func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
 			f := startFixture(t, podHooks(), tt.mod)
 			var holders []*tls.Conn
 			for _, h := range tt.holders {
-				holders = append(holders, f.startBody(t, app.PodMutatePath, h.declared, h.send))
+				holders = append(holders, f.startBody(t, h.from, app.PodMutatePath, h.declared, h.send))
 			}
 			require.Eventually(t, func() bool { return bodyBytes(t, f) == tt.held }, 5*time.Second, 5*time.Millisecond, "the holders' bodies are being read")
 
-			resp, text := answer(t, f.startBody(t, app.PodMutatePath, tt.refused.declared, tt.refused.send))
+			resp, text := answer(t, f.startBody(t, tt.refused.from, app.PodMutatePath, tt.refused.declared, tt.refused.send))
 			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, text)
 			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 			assert.True(t, resp.Close, "the connection closes after the answer")
@@ -658,7 +686,13 @@ func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
 			assert.Equal(t, tt.reviewCode, resp.StatusCode, string(text2))
 
 			got := operatorMetrics(t, f.reg)
-			assert.Equal(t, tt.rejected, got[fmt.Sprintf(`operator_webhook_requests_rejected_total{reason=%q,webhook="/mutate--v1-pod"}`, tt.reason)])
+			for _, reason := range []string{"requests", "body_bytes", "client_requests", "client_body_bytes"} {
+				want := 0.0
+				if reason == tt.reason {
+					want = tt.rejected
+				}
+				assert.Equal(t, want, got[fmt.Sprintf(`operator_webhook_requests_rejected_total{reason=%q,webhook="/mutate--v1-pod"}`, reason)], reason)
+			}
 			assert.Equal(t, tt.rejected, gather(t, f.reg)[`controller_runtime_webhook_requests_total{code="429",webhook="/mutate--v1-pod"}`])
 			assert.LessOrEqual(t, got[bodyBytesInFlight], float64(256<<10))
 
@@ -674,6 +708,35 @@ func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
 	}
 }
 
+// One address that opens as many connections as its share of request
+// slots gets any more reset at once, counted, while another address is
+// served; once it closes some, it connects again.
+func TestOneAddressCannotTakeEveryConnection(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.MaxRequestsInFlight = 4 })
+	const hostile = "127.0.0.2"
+	first := f.startBody(t, hostile, app.PodMutatePath, 1<<10, []byte(`{"apiVersion":`))
+	f.startBody(t, hostile, app.PodMutatePath, 1<<10, []byte(`{"apiVersion":`))
+	require.Eventually(t, func() bool { return bodyBytes(t, f) == 2<<10 }, 5*time.Second, 5*time.Millisecond, "both bodies are being read")
+
+	for range 3 {
+		_, err := f.dialFrom(hostile)
+		require.Error(t, err, "a third connection from one address, with two of four slots")
+	}
+	assert.Equal(t, float64(3), operatorMetrics(t, f.reg)["operator_webhook_connections_rejected_total{}"])
+	for i := range 3 {
+		assert.True(t, f.admit(t, app.PodMutatePath, podReview(t, fmt.Sprintf("u%d", i), admissionv1.Create, testPod(nil), nil)).Allowed, "another address is served")
+	}
+
+	require.NoError(t, first.Close())
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		conn, err := f.dialFrom(hostile)
+		if assert.NoError(c, err) {
+			_ = conn.Close()
+		}
+	}, 5*time.Second, 10*time.Millisecond, "the address connects again once it holds less than its share")
+}
+
 // A declared length the server will not read is refused before a byte of
 // the body is sent.
 func TestOversizeDeclaredLengthIsRefusedAtOnce(t *testing.T) {
@@ -685,15 +748,16 @@ func TestOversizeDeclaredLengthIsRefusedAtOnce(t *testing.T) {
 		limit    string
 	}{
 		{name: "past the request limit", declared: webhook.DefaultMaxRequestBytes + 1, limit: "7340032"},
-		// 256 KiB, half of it reserved for the first 16 KiB of each body:
-		// no body can be larger than 144 KiB.
-		{name: "past what the budget can hold", mod: func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 }, declared: 200 << 10, limit: "147456"},
+		// 256 KiB, half of it reserved for the first 16 KiB of each body,
+		// and one address's share half of the rest: no body can be larger
+		// than 80 KiB.
+		{name: "past what the budget can hold", mod: func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 }, declared: 200 << 10, limit: "81920"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := startFixture(t, podHooks(), tt.mod)
-			resp, text := answer(t, f.startBody(t, app.PodMutatePath, tt.declared, nil))
+			resp, text := answer(t, f.startBody(t, "127.0.0.1", app.PodMutatePath, tt.declared, nil))
 			assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 			assert.Contains(t, text, "exceeds the limit of "+tt.limit)
 			assert.Zero(t, bodyBytes(t, f), "nothing reserved")
@@ -707,7 +771,7 @@ func TestOversizeDeclaredLengthIsRefusedAtOnce(t *testing.T) {
 func TestBodyHoldsWhatArrivedAndGivesItBack(t *testing.T) {
 	t.Parallel()
 	f := startFixture(t, podHooks(), nil)
-	conn := f.startBody(t, app.PodMutatePath, webhook.DefaultMaxRequestBytes, []byte(`{"apiVersi`))
+	conn := f.startBody(t, "127.0.0.1", app.PodMutatePath, webhook.DefaultMaxRequestBytes, []byte(`{"apiVersi`))
 	require.Eventually(t, func() bool { return bodyBytes(t, f) > 0 }, 5*time.Second, 5*time.Millisecond)
 	assert.LessOrEqual(t, bodyBytes(t, f), float64(4<<10), "ten bytes sent of a declared 7 MiB: one first chunk held")
 	assert.Equal(t, float64(1), gather(t, f.reg)[`controller_runtime_webhook_requests_in_flight{webhook="/mutate--v1-pod"}`])

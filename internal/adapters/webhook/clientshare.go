@@ -1,0 +1,75 @@
+package webhook
+
+import (
+	"net"
+	"net/netip"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// clientAddr is the address a connection comes from, the key of its
+// client's share of the budget. An IPv4 address mapped into IPv6 is the
+// IPv4 address; one that cannot be read is the zero Addr, a client of its
+// own.
+func clientAddr(addr net.Addr) netip.Addr {
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		return tcp.AddrPort().Addr().Unmap()
+	}
+	if addr == nil {
+		return netip.Addr{}
+	}
+	return remoteAddr(addr.String())
+}
+
+// remoteAddr is clientAddr of a request's RemoteAddr, "host:port".
+func remoteAddr(hostPort string) netip.Addr {
+	ap, err := netip.ParseAddrPort(hostPort)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+// shareListener holds each client address to its share of connections
+// (budget.connect): one past it is reset as soon as it is accepted, before
+// a TLS handshake is spent on it. A reset rather than a close, because the
+// API server retries a call whose connection was reset.
+type shareListener struct {
+	net.Listener
+	budget  *budget
+	refused prometheus.Counter
+}
+
+// Accept returns the next connection within its client's share.
+func (l *shareListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		client := clientAddr(c.RemoteAddr())
+		if l.budget.connect(client) {
+			return &shareConn{Conn: c, budget: l.budget, client: client}, nil
+		}
+		l.refused.Inc()
+		if tcp, ok := c.(*net.TCPConn); ok {
+			_ = tcp.SetLinger(0) // a reset; nothing was read or written
+		}
+		_ = c.Close()
+	}
+}
+
+// shareConn gives its client's connection back on its first Close.
+type shareConn struct {
+	net.Conn
+	budget *budget
+	client netip.Addr
+	closed sync.Once
+}
+
+func (c *shareConn) Close() error {
+	err := c.Conn.Close()
+	c.closed.Do(func() { c.budget.disconnect(c.client) })
+	return err
+}
