@@ -104,7 +104,7 @@ func TestOperatorIsConfinedByItsPolicy(t *testing.T) {
 	}
 	updateChaosPod := func(change func(c *unstructured.Unstructured), subresources ...string) func() error {
 		return func() error {
-			c, err := operatorDyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Get(ctx, "victim", metav1.GetOptions{})
+			c, err := dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Get(ctx, "victim", metav1.GetOptions{}) // it lists, never gets
 			require.NoError(t, err)
 			change(c)
 			_, err = operatorDyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Update(ctx, c, metav1.UpdateOptions{DryRun: dryRun}, subresources...)
