@@ -116,6 +116,14 @@ func TestOperatorIsConfinedByItsPolicy(t *testing.T) {
 			require.NoError(t, unstructured.SetNestedField(c.Object, value, path...))
 		}
 	}
+	setContainer := func(field string, value any) func(c *unstructured.Unstructured) {
+		return func(c *unstructured.Unstructured) {
+			containers, _, err := unstructured.NestedSlice(c.Object, "spec", "template", "spec", "containers")
+			require.NoError(t, err)
+			containers[0].(map[string]any)[field] = value
+			require.NoError(t, unstructured.SetNestedSlice(c.Object, containers, "spec", "template", "spec", "containers"))
+		}
+	}
 	updateMutating := func(change func(m *admissionregistrationv1.MutatingWebhookConfiguration)) func() error {
 		return func() error {
 			m := mutating()
@@ -173,6 +181,13 @@ func TestOperatorIsConfinedByItsPolicy(t *testing.T) {
 		{"move a ChaosPod's stop", updateChaosPod(set("2030-01-01T00:00:00Z", "spec", "nextStop")), ""},
 		{"record a ChaosPod's run", updateChaosPod(set("2026-12-05T00:00:00Z", "status", "lastRun"), "status"), ""},
 		{"change a ChaosPod's template", updateChaosPod(set([]any{map[string]any{"name": "pause", "image": "evil:latest"}}, "spec", "template", "spec", "containers")), confinementPolicy},
+		{"write a ChaosPod's template back as Go serializes it", updateChaosPod(setContainer("resources", map[string]any{})), ""},
+		{"give a ChaosPod's container resources", updateChaosPod(setContainer("resources", map[string]any{"limits": map[string]any{"cpu": "8"}})), confinementPolicy},
+		{"change a ChaosPod's template ServiceAccount", updateChaosPod(set("powerful", "spec", "template", "spec", "serviceAccountName")), confinementPolicy},
+		{"relabel a ChaosPod's template", updateChaosPod(set("x", "spec", "template", "metadata", "labels", "app")), confinementPolicy},
+		{"add a container to a ChaosPod's template", updateChaosPod(set([]any{
+			map[string]any{"name": "pause", "image": "registry.k8s.io/pause:3.10"}, map[string]any{"name": "side", "image": "evil:latest"},
+		}, "spec", "template", "spec", "containers")), confinementPolicy},
 		{"label a ChaosPod", updateChaosPod(set("y", "metadata", "labels", "x")), confinementPolicy},
 		{"change a ChaosPod's stop interval", updateChaosPod(set("24h", "metadata", "annotations", chaosv1.StopIntervalAnnotation)), confinementPolicy},
 		{"give a ChaosPod an owner", updateChaosPod(func(c *unstructured.Unstructured) { c.SetOwnerReferences(ownedByTheNamespace) }), confinementPolicy},
