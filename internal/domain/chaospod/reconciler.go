@@ -213,11 +213,21 @@ func ceilSecond(t time.Time) time.Time {
 	return t
 }
 
+// PodLabel names, on every Pod the operator creates, the ChaosPod it
+// belongs to. The admission policies of config/policy select the
+// operator's Pods by it and check each against that ChaosPod's template.
+const PodLabel = chaosv1.GroupName + "/chaospod"
+
 // PodFor is the Pod a ChaosPod runs: its name and namespace, the template's
-// labels, annotations and spec, and a controller owner reference so that
-// garbage collection deletes the Pod with the ChaosPod.
+// labels (plus [PodLabel] = the ChaosPod's name, over any template label of
+// that key), annotations and spec, and a controller owner reference so
+// that garbage collection deletes the Pod with the ChaosPod.
 func PodFor(cp *chaosv1.ChaosPod) *corev1.Pod {
 	t := cp.Spec.Template.DeepCopy()
+	if t.Labels == nil {
+		t.Labels = map[string]string{}
+	}
+	t.Labels[PodLabel] = cp.Name
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        cp.Name,

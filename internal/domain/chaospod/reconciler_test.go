@@ -73,7 +73,7 @@ func TestCycleCreateRequeueStopRecreate(t *testing.T) {
 	assert.Equal(t, 3*time.Second, res.RequeueAfter)
 	pod, err := w.pods.Metadata().Get(context.Background(), key)
 	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"app": "chaos"}, pod.Labels)
+	assert.Equal(t, map[string]string{"app": "chaos", chaospod.PodLabel: key.Name}, pod.Labels, "the template's labels and the ChaosPod's name")
 	assert.Equal(t, map[string]string{"note": "x"}, pod.Annotations)
 	owner := metav1.GetControllerOf(pod)
 	require.NotNil(t, owner)
@@ -323,4 +323,32 @@ func reconcileAsync(ctx context.Context, r *chaospod.Reconciler, key types.Names
 		done <- err
 	}()
 	return done
+}
+
+// The ChaosPod's name label wins over a template label of the same key,
+// so that the admission policies find the Pod's ChaosPod whatever the
+// template says, and the template is not changed.
+func TestPodForStampsTheChaosPodLabel(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   map[string]string
+	}{
+		{"no template labels", nil, map[string]string{chaospod.PodLabel: key.Name}},
+		{"template labels kept", map[string]string{"app": "chaos"}, map[string]string{"app": "chaos", chaospod.PodLabel: key.Name}},
+		{"the key overridden", map[string]string{chaospod.PodLabel: "another"}, map[string]string{chaospod.PodLabel: key.Name}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cp := chaosPod("")
+			cp.Spec.Template.Labels = tt.labels
+			before := cp.DeepCopy()
+			pod := chaospod.PodFor(cp)
+			assert.Equal(t, tt.want, pod.Labels)
+			assert.Equal(t, "chaosapps.metamagical.io/chaospod", chaospod.PodLabel)
+			assert.Equal(t, before, cp, "the ChaosPod is not changed")
+		})
+	}
 }
