@@ -99,9 +99,11 @@ func sameCondition(a, b metav1.Condition) bool {
 }
 
 // createRefused reports a Pod create the API server refused: a Warning
-// Event and Ready=False, both with the API server's reason. A refusal as
-// invalid is terminal (the same Pod cannot become valid); a forbidden one
-// is retried with back-off, since a policy or a permission can change.
+// Event and Ready=False, both with the API server's reason. Every refusal
+// is retried with back-off, as controller-runtime retries any error: an
+// admission policy refuses as invalid too, and also while the API server
+// has not yet resolved its parameter kind (after install or a restart), so
+// the same Pod can be admitted later.
 func (r *Reconciler) createRefused(ctx context.Context, cp *chaosv1.ChaosPod, err error) error {
 	cause := ports.Cause(err)
 	r.events.Eventf(cp, ports.EventTypeWarning, ReasonPodCreateFailed, "Create", "Cannot create pod %s: %s", cp.Name, cause)
@@ -109,9 +111,5 @@ func (r *Reconciler) createRefused(ctx context.Context, cp *chaosv1.ChaosPod, er
 		fmt.Sprintf("Cannot create pod %s: %s", cp.Name, cause))); serr != nil {
 		return serr
 	}
-	err = fmt.Errorf("create pod %s/%s: %w", cp.Namespace, cp.Name, err)
-	if errors.Is(err, ports.ErrInvalid) {
-		return ports.Terminal(err)
-	}
-	return err
+	return fmt.Errorf("create pod %s/%s: %w", cp.Namespace, cp.Name, err)
 }

@@ -107,7 +107,7 @@ func TestRefusedCreateIsAWarningAndNotReady(t *testing.T) {
 		terminal bool
 	}{
 		{"forbidden is retried", ports.ErrForbidden, false},
-		{"invalid is terminal", ports.ErrInvalid, true},
+		{"invalid is retried: a policy whose parameters are not resolved yet refuses as invalid", ports.ErrInvalid, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
