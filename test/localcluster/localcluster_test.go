@@ -132,7 +132,7 @@ func TestMakeRun(t *testing.T) {
 		require.NoError(t, err, "kubectl %s:\n%s", strings.Join(args, " "), out)
 		return string(out)
 	}
-	t.Logf("$ kubectl apply -f config/samples/\n%s", kubectl("apply", "-f", "config/samples/"))
+	t.Logf("$ kubectl apply -k config/samples/\n%s", kubectl("apply", "-k", "config/samples/"))
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	require.NoError(t, err)

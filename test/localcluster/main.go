@@ -141,7 +141,7 @@ func run(bin, state string) error {
   health   %s/readyz
 
   try it:
-    %s apply -f config/samples/
+    %s apply -k config/samples/
     %s get replicasets --show-labels
     %s get chaospods,pods
     %s get events
