@@ -24,7 +24,8 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// chaosPodOptions wires the ChaosPod workload: its admission rules and
+// chaosPodOptions wires the ChaosPod workload: its admission rules (and
+// the rule for the operator's own Pods, which reads ChaosPods) and
 // conversion always (webhooks serve on every replica, whatever
 // --controllers says), and its cache, writers, reconciler and controller
 // when cfg runs "chaospod".
@@ -34,8 +35,22 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 			admission.NewChaosPodDefaulter,
 			admission.NewChaosPodValidator,
 		),
+		// The ChaosPods' cache: the reconciler's, and the operator's Pod
+		// rule's on every replica. Its informer starts at the first read,
+		// so a replica that neither runs the controller nor is asked about
+		// an operator's Pod never lists ChaosPods.
+		fx.Provide(
+			fx.Private,
+			func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[*chaosv1.ChaosPod], error) {
+				return cache.NewDynamicResource[*chaosv1.ChaosPod](c, dyn, chaosv1.GroupVersionResource)
+			},
+			func(r *cache.Resource[*chaosv1.ChaosPod]) (*admission.OperatorPodValidator, error) {
+				return admission.NewOperatorPodValidator(r)
+			},
+		),
 		fx.Provide(
 			fx.Annotate(ChaosPodWebhooks, fx.ResultTags(webhook.GroupHooks)),
+			fx.Annotate(OperatorPodWebhooks, fx.ResultTags(webhook.GroupHooks)),
 			fx.Annotate(ChaosPodConversion, fx.ResultTags(webhook.GroupConversions)),
 			// In self cert mode the CRD's conversion config trusts the
 			// operator's CA like the webhook configurations do.
@@ -48,9 +63,6 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 		opts = append(opts,
 			fx.Provide(
 				fx.Private,
-				func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[*chaosv1.ChaosPod], error) {
-					return cache.NewDynamicResource[*chaosv1.ChaosPod](c, dyn, chaosv1.GroupVersionResource)
-				},
 				func(c *kube.Clients) (*kube.Writer[*chaosv1.ChaosPod], error) {
 					return kube.NewWriter[*chaosv1.ChaosPod](c, chaosv1.GroupVersionResource)
 				},

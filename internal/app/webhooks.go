@@ -29,6 +29,8 @@ const (
 	ChaosPodV1ValidatePath = "/validate-chaosapps-metamagical-io-v1-chaospod"
 	ChaosPodV2MutatePath   = "/mutate-chaosapps-metamagical-io-v2-chaospod"
 	ChaosPodV2ValidatePath = "/validate-chaosapps-metamagical-io-v2-chaospod"
+	// OperatorPodValidatePath checks the Pods the operator itself creates.
+	OperatorPodValidatePath = "/validate-operator--v1-pod"
 	// ConvertPath is where the ChaosPod CRD's conversion webhook calls.
 	ConvertPath = "/convert"
 )
@@ -86,6 +88,46 @@ func PodWebhooks() []webhook.Hook {
 			webhook.Validating[corev1.Pod](PodResource, admission.NewPodValidator()))),
 	}
 }
+
+// OperatorPodWebhooks is the rule for the Pods the operator itself
+// creates: each names, as its controller, a ChaosPod that exists with that
+// UID. The admission policies of config/policy check such a Pod against
+// its ChaosPod's template, but no policy can require that the ChaosPod
+// exists while the namespace holds others.
+//
+// Its match condition restricts it to the operator's ServiceAccount, so
+// it never refuses, nor delays, anyone else's Pod, and needs no namespace
+// exclusion: the operator's Pods are wherever ChaosPods are. If no replica
+// answers, only the operator's own Pod creates fail (closed), and the
+// chaospod controller retries them.
+func OperatorPodWebhooks(v *admission.OperatorPodValidator) []webhook.Hook {
+	h := validating("operator-pod-validator.hexagonal-operator.io", OperatorPodValidatePath,
+		webhook.Validating[corev1.Pod](PodResource, v))
+	scope := admissionregistrationv1.NamespacedScope
+	h.Rules = []admissionregistrationv1.RuleWithOperations{{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+		Rule: admissionregistrationv1.Rule{
+			APIGroups:   []string{PodResource.Resource.Group},
+			APIVersions: []string{PodResource.Resource.Version},
+			Resources:   []string{PodResource.Resource.Resource},
+			Scope:       &scope,
+		},
+	}}
+	h.MatchPolicy = admissionregistrationv1.Equivalent
+	h.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: OperatorMatchCondition, Expression: operatorUsername}}
+	return []webhook.Hook{h}
+}
+
+// OperatorMatchCondition names the match condition that restricts a
+// webhook (and each admission policy of config/policy) to the operator's
+// ServiceAccount.
+const OperatorMatchCondition = "the-operator"
+
+// operatorUsername is that condition's expression with kustomize's base
+// names (namespace "system", ServiceAccount "controller-manager"), split
+// so that config/default can replace each one, by its position between
+// the quotes, with what it deploys.
+const operatorUsername = "request.userInfo.username == 'system:serviceaccount:' + 'system' + ':' + 'controller-manager'"
 
 // ChaosPodWebhooks are the ChaosPod rules, for each served version. They
 // match versions exactly: each version has its own rule, and the API server

@@ -29,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+	"github.com/hexagonal-operator/operator/internal/adapters/memory"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
@@ -245,4 +247,11 @@ func chaosPodHooks(t testing.TB) []webhook.Hook {
 	v, err := admission.NewChaosPodValidator(c)
 	require.NoError(t, err)
 	return app.ChaosPodWebhooks(d, v)
+}
+
+func operatorPodHooks(t testing.TB) []webhook.Hook {
+	t.Helper()
+	v, err := admission.NewOperatorPodValidator(memory.NewStore[*chaosv1.ChaosPod](chaosv1.GroupKind))
+	require.NoError(t, err)
+	return app.OperatorPodWebhooks(v)
 }

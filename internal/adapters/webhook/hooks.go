@@ -42,6 +42,9 @@ type Hook struct {
 	TimeoutSeconds    int32
 	NamespaceSelector *metav1.LabelSelector
 	ObjectSelector    *metav1.LabelSelector
+	// MatchConditions are CEL expressions on the request that must all
+	// hold for the API server to call the webhook.
+	MatchConditions []admissionregistrationv1.MatchCondition
 	// ReinvocationPolicy applies to mutating hooks only.
 	ReinvocationPolicy admissionregistrationv1.ReinvocationPolicyType
 }
@@ -115,6 +118,7 @@ func MutatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *ad
 			SideEffects:             ptrOrNil(h.SideEffects),
 			TimeoutSeconds:          ptrOrNil(h.TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
+			MatchConditions:         h.MatchConditions,
 			ReinvocationPolicy:      ptrOrNil(h.ReinvocationPolicy),
 		})
 	}
@@ -142,6 +146,7 @@ func ValidatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *
 			SideEffects:             ptrOrNil(h.SideEffects),
 			TimeoutSeconds:          ptrOrNil(h.TimeoutSeconds),
 			AdmissionReviewVersions: []string{"v1"},
+			MatchConditions:         h.MatchConditions,
 		})
 	}
 	return out

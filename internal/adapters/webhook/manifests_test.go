@@ -64,14 +64,14 @@ func readObjects(t *testing.T, path string) []any {
 
 func TestManifestsMatchTheRegistrationTable(t *testing.T) {
 	t.Parallel()
-	hooks := append(podHooks(), chaosPodHooks(t)...)
+	hooks := append(append(podHooks(), chaosPodHooks(t)...), operatorPodHooks(t)...)
 	objs := readObjects(t, filepath.Join(configDir, "manifests.yaml"))
 	require.Len(t, objs, 2, "one Mutating- and one ValidatingWebhookConfiguration")
 
 	wantMutating := webhook.MutatingWebhookConfiguration("mutating-webhook-configuration", baseService, hooks)
 	wantValidating := webhook.ValidatingWebhookConfiguration("validating-webhook-configuration", baseService, hooks)
-	assert.Equal(t, wantMutating, objs[0], "config/webhook/manifests.yaml differs from PodHooks+ChaosPodHooks (mutating)")
-	assert.Equal(t, wantValidating, objs[1], "config/webhook/manifests.yaml differs from PodHooks+ChaosPodHooks (validating)")
+	assert.Equal(t, wantMutating, objs[0], "config/webhook/manifests.yaml differs from the registration table (mutating)")
+	assert.Equal(t, wantValidating, objs[1], "config/webhook/manifests.yaml differs from the registration table (validating)")
 }
 
 // The table itself holds what the README's Webhooks section promises of the

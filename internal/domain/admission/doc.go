@@ -20,4 +20,11 @@
 // carries another value, so a Pod that slipped past the mutator (for example
 // because a later mutating webhook removed the annotation) is caught.
 // Deletions and connections are always admitted.
+//
+// OperatorPodValidator checks the Pods the operator itself creates (its
+// webhook is matched for the operator's identity only): a created Pod's
+// controller must be a ChaosPod that exists in the Pod's namespace with the
+// name and UID its owner reference gives, and is not being deleted. It reads
+// ChaosPods through a ports.Reader, and a miss is a denial: the chaospod
+// controller retries the create.
 package admission
