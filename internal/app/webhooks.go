@@ -60,6 +60,16 @@ func ExcludedNamespaces() []string {
 	return []string{"kube-system", "kube-public", "kube-node-lease", OperatorNamespace}
 }
 
+// podNamespaces selects every namespace but [ExcludedNamespaces], for
+// every hook on Pods.
+func podNamespaces() *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key:      "kubernetes.io/metadata.name",
+		Operator: metav1.LabelSelectorOpNotIn,
+		Values:   ExcludedNamespaces(),
+	}}}
+}
+
 // PodWebhooks are the Pod rules.
 //
 // Both fail closed (failurePolicy Fail): the validator denies a Pod without
@@ -73,11 +83,7 @@ func PodWebhooks() []webhook.Hook {
 	pods := func(h webhook.Hook) webhook.Hook {
 		h.Rules = createOrUpdate(PodResource.Resource)
 		h.MatchPolicy = admissionregistrationv1.Equivalent
-		h.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-			Key:      "kubernetes.io/metadata.name",
-			Operator: metav1.LabelSelectorOpNotIn,
-			Values:   ExcludedNamespaces(),
-		}}}
+		h.NamespaceSelector = podNamespaces()
 		return h
 	}
 	return []webhook.Hook{
@@ -96,10 +102,11 @@ func PodWebhooks() []webhook.Hook {
 // exists while the namespace holds others.
 //
 // Its match condition restricts it to the operator's ServiceAccount, so
-// it never refuses, nor delays, anyone else's Pod, and needs no namespace
-// exclusion: the operator's Pods are wherever ChaosPods are. If no replica
-// answers, only the operator's own Pod creates fail (closed), and the
-// chaospod controller retries them.
+// it never refuses, nor delays, anyone else's Pod: if no replica answers,
+// only the operator's own Pod creates fail (closed), and the chaospod
+// controller retries them. It leaves out the namespaces every Pod hook
+// leaves out; there chaospod-templates still refuses a Pod while the
+// namespace holds no ChaosPod.
 func OperatorPodWebhooks(v *admission.OperatorPodValidator) []webhook.Hook {
 	h := validating("operator-pod-validator.hexagonal-operator.io", OperatorPodValidatePath,
 		webhook.Validating[corev1.Pod](PodResource, v))
@@ -114,6 +121,7 @@ func OperatorPodWebhooks(v *admission.OperatorPodValidator) []webhook.Hook {
 		},
 	}}
 	h.MatchPolicy = admissionregistrationv1.Equivalent
+	h.NamespaceSelector = podNamespaces()
 	h.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: OperatorMatchCondition, Expression: operatorUsername}}
 	return []webhook.Hook{h}
 }
