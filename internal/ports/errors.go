@@ -32,20 +32,15 @@ type StoreError struct {
 func (e *StoreError) Error() string { return e.Message }
 func (e *StoreError) Unwrap() error { return e.Err }
 
-// Cause is what the store said in err: the Message of the innermost
-// [StoreError] it wraps, else err's whole text. Cause(nil) is "".
+// Cause is what the store said in err: the Message of the [StoreError] it
+// wraps, else err's whole text. Cause(nil) is "".
 func Cause(err error) string {
 	if err == nil {
 		return ""
 	}
-	var msg string
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if s, ok := e.(*StoreError); ok {
-			msg = s.Message
-		}
+	var s *StoreError
+	if errors.As(err, &s) && s.Message != "" {
+		return s.Message
 	}
-	if msg == "" {
-		return err.Error()
-	}
-	return msg
+	return err.Error()
 }

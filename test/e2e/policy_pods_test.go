@@ -108,10 +108,10 @@ func (c confined) createChaosPod(t *testing.T, ns, name string, template corev1.
 	return out
 }
 
-// createPod creates pod as the operator (dry run unless real).
-func (c confined) createPod(pod *corev1.Pod, real bool) error {
+// createPod creates pod as the operator (dry run unless persist).
+func (c confined) createPod(pod *corev1.Pod, persist bool) error {
 	opts := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	if real {
+	if persist {
 		opts = metav1.CreateOptions{}
 	}
 	_, err := c.operator.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, opts)
@@ -207,8 +207,8 @@ func TestOperatorPodsAreTheirChaosPodsTemplates(t *testing.T) {
 
 	// The Pod the operator builds passes, as a real create too (with the
 	// ServiceAccount plugin's token volume in it).
-	real := chaospod.PodFor(victim)
-	require.NoError(t, c.createPod(real, true))
+	built := chaospod.PodFor(victim)
+	require.NoError(t, c.createPod(built, true))
 	created, err := admin.CoreV1().Pods(ns).Get(ctx, "victim", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(created.Spec.Volumes[len(created.Spec.Volumes)-1].Name, "kube-api-access-"), "the ServiceAccount plugin added its token volume")

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -302,8 +301,4 @@ func TestOperatorIsConfinedByItsPolicy(t *testing.T) {
 	// The same writes by someone else are not the policies' business.
 	_, err = admin.AppsV1().ReplicaSets(ns).Patch(ctx, "web", types.MergePatchType, []byte(`{"metadata":{"annotations":{"x":"y"}}}`), metav1.PatchOptions{DryRun: dryRun})
 	require.NoError(t, err, "the policies apply to the operator only")
-}
-
-func runtimeFromUnstructured(u *unstructured.Unstructured, out any) error {
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out)
 }
