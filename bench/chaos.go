@@ -18,19 +18,27 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+	chaosv2 "github.com/hexagonal-operator/operator/api/chaos/v2"
 )
 
-// chaosGrace is how long the ChaosPod watch keeps reading after the
-// window, so the nextStop written right after the window's last deletions
-// has arrived before latenesses are matched up.
+// chaosGrace is how long the watches keep reading after the window (and
+// again after the last stop due in it was seen), so that the ChaosPod
+// versions written before the deletions read have arrived before
+// latenesses are matched up.
 const chaosGrace = 2 * time.Second
 
 // chaos: v1 ChaosPods without a nextStop, so the operator gives each Pod a
-// random 10 s or 20 s life, watched for --chaos-duration. created and
-// deleted are Pod watch events per second; for every deletion the
-// lateness is when the Pod watch saw it go minus the spec.nextStop its
-// ChaosPod had when the Pod was deleted. A negative lateness is a Pod
-// stopped before its time, counted as early.
+// random 10 s or 20 s life (or, with --chaos-interval, v2 ChaosPods with
+// that spec.stop.interval), watched for --chaos-duration. created and
+// deleted are Pod watch events per second in the window. Every stop due
+// in the window (each spec.nextStop up to its end that a ChaosPod
+// carried) must be observed: the watches read on after the window until
+// each is, for up to --timeout, and fail naming how many never were; one
+// at least must fall due. For every deletion seen in the window, and every
+// later one whose stop was due in it, the lateness is when the Pod watch
+// saw it go minus the spec.nextStop its ChaosPod had when the Pod was
+// deleted. A negative lateness is a Pod stopped before its time, counted
+// as early, which fails the run.
 //
 // "Had when the Pod was deleted" is decided by resourceVersion, not by
 // arrival order: the two watches are separate streams, so the ChaosPod
@@ -73,8 +81,18 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 	}()
 
 	obs := chaosObservation{history: map[string][]stopVersion{}}
-	window := time.After(e.opts.chaosDuration)
-	var grace <-chan time.Time
+	dur := e.opts.chaosDuration
+	window := time.After(dur)
+	// After the window: grace, then settle polls until every stop due in
+	// the window has been seen, then a last grace up to cut; deadline
+	// bounds it all.
+	var (
+		windowEnd, cut  time.Time
+		grace, deadline <-chan time.Time
+		settle          <-chan time.Time
+	)
+	settleTick := time.NewTicker(100 * time.Millisecond)
+	defer settleTick.Stop()
 	alive := time.NewTicker(time.Second)
 	defer alive.Stop()
 	for done := false; !done; {
@@ -83,10 +101,8 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 			if !ok {
 				return nil, fmt.Errorf("pod watch in %s ended", ns)
 			}
-			if grace == nil { // still inside the window
-				if err := obs.pod(ev, time.Now()); err != nil {
-					return nil, err
-				}
+			if err := obs.pod(ev, time.Now(), windowEnd.IsZero()); err != nil {
+				return nil, err
 			}
 		case ev, ok := <-chaosPods.ResultChan():
 			if !ok {
@@ -100,9 +116,27 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 				return nil, err
 			}
 		case <-window:
+			windowEnd = time.Now()
 			grace = time.After(chaosGrace)
+			deadline = time.After(e.opts.timeout)
 		case <-grace:
-			done = true
+			if cut.IsZero() {
+				settle = settleTick.C
+			} else {
+				done = true
+			}
+		case <-settle:
+			if _, _, missing, err := obs.stops(windowEnd, time.Now()); err == nil && missing == 0 {
+				cut = time.Now()
+				settle = nil
+				grace = time.After(chaosGrace)
+			}
+		case <-deadline:
+			_, _, missing, err := obs.stops(windowEnd, time.Now())
+			if err != nil {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%d stops due in the %s window not seen %s after it", missing, dur, e.opts.timeout)
 		case <-alive.C:
 			if err := op.alive(); err != nil {
 				return nil, err
@@ -111,10 +145,16 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 			return nil, ctx.Err()
 		}
 	}
-	dur := e.opts.chaosDuration
-	late, due, err := obs.lateness()
-	if err != nil {
+	late, due, missing, err := obs.stops(windowEnd, cut)
+	switch {
+	case err != nil:
 		return nil, err
+	case missing > 0:
+		return nil, fmt.Errorf("%d stops due in the %s window not seen", missing, dur)
+	case len(due) == 0 && label != "warmup":
+		// A warm-up's shorter window may end before any stop with v1's
+		// random lives; a measured run without one measured nothing.
+		return nil, fmt.Errorf("no stop fell due in the %s window: lengthen --chaos-duration or shorten --chaos-interval", dur)
 	}
 	early := 0
 	for _, d := range late {
@@ -122,7 +162,7 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 			early++
 		}
 	}
-	logf("chaos: %d pods created, %d deleted in %s (since the first create %s ago)", obs.created, len(obs.deletions), dur, time.Since(began).Round(time.Second))
+	logf("chaos: %d pods created, %d deleted in %s (since the first create %s ago); %d stops due in it, all seen", obs.created, obs.deletedInWindow, dur, time.Since(began).Round(time.Second), len(due))
 	logf("chaos: latest seconds: %s", worstSeconds(late, due, 3))
 	if early > 0 {
 		return nil, fmt.Errorf("%d of %d Pods stopped before their ChaosPod's nextStop", early, len(late))
@@ -130,7 +170,7 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 	return result{
 		paramOf("n", n),
 		rateOf("created", obs.created, dur),
-		rateOf("deleted", len(obs.deletions), dur),
+		rateOf("deleted", obs.deletedInWindow, dur),
 		durationOf("late-p50", percentile(late, 50)),
 		durationOf("late-p99", percentile(late, 99)),
 		durationOf("late-max", percentile(late, 100)),
@@ -169,21 +209,35 @@ func (e *env) watchChaos(ctx context.Context, ns string) (pods, chaosPods watch.
 }
 
 // createChaosPod creates a v1 ChaosPod with a valid template and no
-// nextStop.
+// nextStop or, with --chaos-interval, a v2 one with that
+// spec.stop.interval.
 func (e *env) createChaosPod(ctx context.Context, ns, name string) error {
-	cp := &chaosv1.ChaosPod{
+	template := corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "chaos-bench"}},
+		Spec:       podSpec(),
+	}
+	var obj any = &chaosv1.ChaosPod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: chaosv1.SchemeGroupVersion.String(), Kind: chaosv1.Kind},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: chaosv1.ChaosPodSpec{Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "chaos-bench"}},
-			Spec:       podSpec(),
-		}},
+		Spec:       chaosv1.ChaosPodSpec{Template: template},
 	}
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cp)
+	gvr := chaosv1.GroupVersionResource
+	if e.opts.chaosInterval > 0 {
+		obj = &chaosv2.ChaosPod{
+			TypeMeta:   metav1.TypeMeta{APIVersion: chaosv2.SchemeGroupVersion.String(), Kind: chaosv1.Kind},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: chaosv2.ChaosPodSpec{
+				PodTemplate: template,
+				Stop:        chaosv2.ChaosPodStop{Interval: &metav1.Duration{Duration: e.opts.chaosInterval}},
+			},
+		}
+		gvr = chaosv2.GroupVersionResource
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return fmt.Errorf("encode chaospod %s/%s: %w", ns, name, err)
 	}
-	if _, err := e.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{}); err != nil {
+	if _, err := e.dyn.Resource(gvr).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create chaospod %s/%s: %w", ns, name, err)
 	}
 	return nil
@@ -204,7 +258,9 @@ type deletion struct {
 
 // chaosObservation collects what the two watches saw.
 type chaosObservation struct {
-	created   int
+	// created and deletedInWindow count Pod watch events in the window.
+	created, deletedInWindow int
+	// deletions are every Pod deletion seen, in the window and after.
 	deletions []deletion
 	// history holds every version of each ChaosPod's nextStop, in
 	// resourceVersion order (a watch delivers one object's versions in
@@ -212,12 +268,16 @@ type chaosObservation struct {
 	history map[string][]stopVersion
 }
 
-func (o *chaosObservation) pod(ev watch.Event, seen time.Time) error {
+// pod records a Pod watch event seen at seen; inWindow says whether the
+// window is still open.
+func (o *chaosObservation) pod(ev watch.Event, seen time.Time, inWindow bool) error {
 	switch ev.Type {
 	case watch.Error:
 		return fmt.Errorf("pod watch: %v", ev.Object)
 	case watch.Added:
-		o.created++
+		if inWindow {
+			o.created++
+		}
 	case watch.Deleted:
 		pod, ok := ev.Object.(*corev1.Pod)
 		if !ok {
@@ -226,6 +286,9 @@ func (o *chaosObservation) pod(ev watch.Event, seen time.Time) error {
 		rv, err := strconv.ParseUint(pod.ResourceVersion, 10, 64)
 		if err != nil {
 			return fmt.Errorf("pod %s: resourceVersion %q is not a number: %w", pod.Name, pod.ResourceVersion, err)
+		}
+		if inWindow {
+			o.deletedInWindow++
 		}
 		// A ChaosPod's Pod carries the ChaosPod's name.
 		o.deletions = append(o.deletions, deletion{name: pod.Name, rv: rv, seen: seen})
@@ -259,36 +322,66 @@ func (o *chaosObservation) chaosPod(ev watch.Event) error {
 	return nil
 }
 
-// lateness matches every deletion with the nextStop of the last version of
-// its ChaosPod written before it; due holds those nextStops, in the same
-// order.
-func (o *chaosObservation) lateness() (out []time.Duration, due []time.Time, err error) {
-	out = make([]time.Duration, 0, len(o.deletions))
-	due = make([]time.Time, 0, len(o.deletions))
-	for _, d := range o.deletions {
-		versions := o.history[d.name]
-		// The first version at or after the deletion; the one before it
-		// was current when the Pod went.
-		i, _ := slices.BinarySearchFunc(versions, d.rv, func(v stopVersion, rv uint64) int {
-			switch {
-			case v.rv < rv:
-				return -1
-			case v.rv > rv:
-				return 1
-			}
-			return 0
-		})
-		if i == 0 {
-			return nil, nil, fmt.Errorf("pod %s deleted (resourceVersion %d) before its chaospod was seen", d.name, d.rv)
-		}
-		current := versions[i-1]
-		if current.nextStop.IsZero() {
-			return nil, nil, fmt.Errorf("pod %s deleted (resourceVersion %d) while its chaospod had no nextStop", d.name, d.rv)
-		}
-		out = append(out, d.seen.Sub(current.nextStop))
-		due = append(due, current.nextStop)
+// stops matches every deletion seen up to cut with the nextStop of the
+// last version of its ChaosPod written before it, and returns the
+// latenesses of those counted: every deletion seen up to windowEnd, and
+// every later one whose nextStop was at or before windowEnd (a stop due in
+// the window, seen late). due holds their nextStops, in the same order.
+// missing is how many stops due in the window (distinct nextStops up to
+// windowEnd that a ChaosPod carried) no counted deletion matched.
+func (o *chaosObservation) stops(windowEnd, cut time.Time) (late []time.Duration, due []time.Time, missing int, err error) {
+	type stop struct {
+		name string
+		at   int64 // nextStop, Unix nanoseconds
 	}
-	return out, due, nil
+	seen := map[stop]bool{}
+	for _, d := range o.deletions {
+		if d.seen.After(cut) {
+			continue
+		}
+		current, err := o.current(d)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if d.seen.After(windowEnd) && current.After(windowEnd) {
+			continue // due after the window
+		}
+		seen[stop{d.name, current.UnixNano()}] = true
+		late = append(late, d.seen.Sub(current))
+		due = append(due, current)
+	}
+	for name, versions := range o.history {
+		counted := map[int64]bool{}
+		for _, v := range versions {
+			at := v.nextStop.UnixNano()
+			if v.nextStop.IsZero() || v.nextStop.After(windowEnd) || counted[at] {
+				continue
+			}
+			counted[at] = true
+			if !seen[stop{name, at}] {
+				missing++
+			}
+		}
+	}
+	return late, due, missing, nil
+}
+
+// current is the nextStop of the last version of d's ChaosPod written
+// before d.
+func (o *chaosObservation) current(d deletion) (time.Time, error) {
+	versions := o.history[d.name]
+	// The first version at or after the deletion; the one before it was
+	// current when the Pod went.
+	i, _ := slices.BinarySearchFunc(versions, d.rv, func(v stopVersion, rv uint64) int {
+		return cmp.Compare(v.rv, rv)
+	})
+	if i == 0 {
+		return time.Time{}, fmt.Errorf("pod %s deleted (resourceVersion %d) before its chaospod was seen", d.name, d.rv)
+	}
+	if at := versions[i-1].nextStop; !at.IsZero() {
+		return at, nil
+	}
+	return time.Time{}, fmt.Errorf("pod %s deleted (resourceVersion %d) while its chaospod had no nextStop", d.name, d.rv)
 }
 
 // worstSeconds describes the k whole seconds whose stops were latest: how

@@ -38,14 +38,20 @@
 //     process start until written: what the work cost the machine.
 //   - rs-burst: the operator is ready, then 1000 ReplicaSets are created
 //     at c=16. converge is from the first create until the last label is
-//     seen; creates is how long the creates alone took. op-cpu and cp-cpu
+//     seen; creates is how long the creates took beside the operator;
+//     ceiling is as many creates at c=16 timed in the same run before the
+//     operator starts (in a namespace of their own, removed first), and
+//     converge/ceiling the operator against it. op-cpu and cp-cpu
 //     as for rs-backlog, from the first create (so the control plane's
 //     share of the creates is in cp-cpu).
 //   - webhook-mutate: 20 000 Pod CREATE AdmissionReviews POSTed over HTTPS
 //     (keep-alive, HTTP/1.1, trusting the control plane CA) straight to
 //     /mutate--v1-pod at c=32, after a warm-up of 128. p50 and p99 are per
 //     request latencies, rate is requests per second of wall time; every
-//     answer is checked (its UID, allowed, a JSON patch). Then the operator
+//     answer is checked (its UID, allowed, a JSON patch), and every 50th
+//     patch is applied to its Pod, which must then carry
+//     example-mutating-admission-webhook=foo beside its other annotations
+//     and be otherwise unchanged. Then the operator
 //     stops and an echo webhook (the driver's own binary in a process of
 //     its own, on the same address, certificate and server settings) gets
 //     the same reviews and answers each with its uid and the same patch,
@@ -62,9 +68,13 @@
 //     the last label seen, rss is VmRSS from /proc/<pid>/status 10 s after
 //     that, heap is go_memstats_heap_inuse_bytes at the same moment.
 //   - chaos: 100 v1 ChaosPods without nextStop, so the operator
-//     (--controllers=chaospod) gives each Pod a random 10 s or 20 s life,
+//     (--controllers=chaospod) gives each Pod a random 10 s or 20 s life
+//     (with --chaos-interval, v2 ChaosPods with that spec.stop.interval),
 //     observed for --chaos-duration. created and deleted are Pod watch
-//     events per second over that window. For each deletion the lateness
+//     events per second over that window. Every stop due in the window
+//     must be seen (the watches read on after it until each is, up to
+//     --timeout) and at least one must fall due. For each deletion seen in
+//     the window, and each later one of a stop due in it, the lateness
 //     is when the Pod watch saw it minus the spec.nextStop its ChaosPod had
 //     when the Pod was deleted (matched by resourceVersion, see chaos.go);
 //     late-p50, late-p99 and late-max summarise them and early counts
@@ -92,6 +102,8 @@
 //	--workloads=a,b           a subset, by the names above (default all)
 //	--runs=N                  runs per workload and binary; medians are printed
 //	--chaos-duration=60s      the chaos window
+//	--chaos-interval=0        the chaos Pods' life (v2 spec.stop.interval);
+//	                          0 for v1's random 10 s or 20 s
 //	--timeout=5m              how long a workload waits for convergence
 //	--scale=1                 multiplies every object and request count
 //	--warmup=true             one unmeasured run at a tenth of the scale first

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,6 +44,10 @@ func TestParseFlags(t *testing.T) {
 		{name: "a binary that cannot run", args: []string{"--operator=" + notExecutable}, wantErr: "plain"},
 		{name: "a bad scale count", args: []string{"--operator=" + a, "--scale-n=10,ten"}, wantErr: `"ten" is not a positive count`},
 		{name: "a plot without the scale workload", args: []string{"--operator=" + a, "--workloads=memory", "--plot=x.svg"}, wantErr: "--plot"},
+		{name: "a chaos interval", args: []string{"--operator=" + a, "--chaos-interval=2s"}, check: func(t *testing.T, o options) {
+			assert.Equal(t, 2*time.Second, o.chaosInterval)
+		}},
+		{name: "a chaos interval under a second", args: []string{"--operator=" + a, "--chaos-interval=500ms"}, wantErr: "--chaos-interval"},
 		{name: "an unknown workload", args: []string{"--operator=" + a, "--workloads=nonesuch"}, wantErr: "nonesuch"},
 	}
 	for _, tt := range tests {

@@ -23,6 +23,9 @@ type options struct {
 	workloads     []string
 	runs          int
 	chaosDuration time.Duration
+	// chaosInterval, when set, is the chaos workload's spec.stop.interval
+	// (v2 ChaosPods); zero leaves it to v1's random 10 s or 20 s.
+	chaosInterval time.Duration
 	timeout       time.Duration
 	scale         float64
 	warmup        bool
@@ -102,6 +105,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&names, "workloads", strings.Join(workloadNames(), ","), "comma-separated workloads to run")
 	fs.IntVar(&opts.runs, "runs", 1, "runs per workload (per binary with --ab); the median is printed")
 	fs.DurationVar(&opts.chaosDuration, "chaos-duration", 60*time.Second, "how long the chaos workload observes its ChaosPods")
+	fs.DurationVar(&opts.chaosInterval, "chaos-interval", 0, "the chaos workload's Pod life (v2 ChaosPods' spec.stop.interval, at least 1s); 0 for v1 ChaosPods and a random 10s or 20s")
 	fs.DurationVar(&opts.timeout, "timeout", 5*time.Minute, "how long a workload waits for the operator to converge before failing")
 	fs.Float64Var(&opts.scale, "scale", 1, "multiplies every object and request count (e.g. 0.1 for a quick check)")
 	fs.BoolVar(&opts.warmup, "warmup", true, "run each workload once at a tenth of its scale, unmeasured, before its measured runs")
@@ -145,6 +149,8 @@ func parseFlags(args []string) (options, error) {
 		return opts, errors.New("--scale must be positive")
 	case opts.chaosDuration < time.Second:
 		return opts, errors.New("--chaos-duration must be at least 1s")
+	case opts.chaosInterval != 0 && opts.chaosInterval < time.Second:
+		return opts, errors.New("--chaos-interval must be 0 or at least 1s")
 	case len(opts.scaleN) == 0 && slices.Contains(opts.workloads, "scale"):
 		return opts, errors.New("--scale-n names no count")
 	case opts.plot != "" && !slices.Contains(opts.workloads, "scale"):

@@ -38,6 +38,7 @@ func TestEveryWorkloadRunsAtATinyScale(t *testing.T) {
 		"--scale=0.01",
 		"--warmup=false",
 		"--chaos-duration=3s",
+		"--chaos-interval=1s", // a stop every second, so the window holds some
 		"--timeout=2m",
 		"--scale-n=10000", // the scale workload at N=100
 		"--plot=" + plot,

@@ -9,13 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"sync/atomic"
 	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,7 +29,13 @@ const (
 	podMutatePath   = "/mutate--v1-pod"
 	podValidatePath = "/validate--v1-pod"
 	podAnnotation   = "example-mutating-admission-webhook"
+	// podAnnotationValue is what the mutating webhook sets it to.
+	podAnnotationValue = "foo"
 )
+
+// patchSample is how often load checks a mutate answer's patch: every
+// patchSample-th review's patch is applied to its Pod after the timing.
+const patchSample = 50
 
 // webhookConcurrency is the number of requests in flight at once, as a
 // busy API server sends them.
@@ -78,7 +87,7 @@ func runWebhookValidate(ctx context.Context, e *env, bin, _ string) (result, err
 		if i%10 == 9 {
 			return map[string]string{"team": "bench"}
 		}
-		return map[string]string{"team": "bench", podAnnotation: "foo"}
+		return map[string]string{"team": "bench", podAnnotation: podAnnotationValue}
 	})
 	if err != nil {
 		return nil, err
@@ -161,6 +170,7 @@ func (e *env) load(ctx context.Context, path string, bodies [][]byte) (reviewSta
 	}
 
 	stats := reviewStats{latencies: make([]time.Duration, n)}
+	patches := make([][]byte, n) // the sampled mutate answers' patches
 	var denied atomic.Int64
 	began := time.Now()
 	err = parallel(ctx, n, webhookConcurrency, func(ctx context.Context, i int) error {
@@ -172,14 +182,69 @@ func (e *env) load(ctx context.Context, path string, bodies [][]byte) (reviewSta
 		}
 		if !resp.Allowed {
 			denied.Add(1)
-		} else if path == podMutatePath && (len(resp.Patch) == 0 || resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch) {
-			return fmt.Errorf("review %d: allowed without a JSON patch", i)
+		} else if path == podMutatePath {
+			if len(resp.Patch) == 0 || resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
+				return fmt.Errorf("review %d: allowed without a JSON patch", i)
+			}
+			if i%patchSample == 0 {
+				patches[i] = resp.Patch
+			}
 		}
 		return nil
 	})
 	stats.took = time.Since(began)
 	stats.denied = int(denied.Load())
-	return stats, err
+	if err != nil {
+		return stats, err
+	}
+	for i, patch := range patches {
+		if patch == nil {
+			continue
+		}
+		if err := checkPatch(bodies[i], patch); err != nil {
+			return stats, fmt.Errorf("review %d: %w", i, err)
+		}
+	}
+	return stats, nil
+}
+
+// checkPatch applies a mutate answer's JSON patch to the Pod of the review
+// in body and checks the result: the annotation added with value foo,
+// every other annotation kept, nothing else changed.
+func checkPatch(body, patch []byte) error {
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(body, &review); err != nil {
+		return fmt.Errorf("decode review: %w", err)
+	}
+	raw := review.Request.Object.Raw
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return fmt.Errorf("decode patch %s: %w", patch, err)
+	}
+	patched, err := p.Apply(raw)
+	if err != nil {
+		return fmt.Errorf("apply patch %s: %w", patch, err)
+	}
+	var before, after corev1.Pod
+	if err := json.Unmarshal(raw, &before); err != nil {
+		return fmt.Errorf("decode pod: %w", err)
+	}
+	if err := json.Unmarshal(patched, &after); err != nil {
+		return fmt.Errorf("decode patched pod: %w", err)
+	}
+	want := maps.Clone(before.Annotations)
+	if want == nil {
+		want = map[string]string{}
+	}
+	want[podAnnotation] = podAnnotationValue
+	if !maps.Equal(want, after.Annotations) {
+		return fmt.Errorf("patch %s: annotations %v, want %v", patch, after.Annotations, want)
+	}
+	after.Annotations = before.Annotations
+	if !equality.Semantic.DeepEqual(before, after) {
+		return fmt.Errorf("patch %s changes more than the annotations", patch)
+	}
+	return nil
 }
 
 // webhookClient is a keep-alive HTTPS client that trusts the control

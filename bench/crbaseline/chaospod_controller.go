@@ -30,8 +30,8 @@ const (
 type ChaosPodReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
-	// MetadataOnlyPods and Workers are the tuned mode's (--tuned); zero
-	// values are controller-runtime's defaults.
+	// MetadataOnlyPods and Workers are the tuned and expert modes'
+	// (tuned.go); zero values are controller-runtime's defaults.
 	MetadataOnlyPods bool
 	Workers          int
 }

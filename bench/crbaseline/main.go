@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -60,6 +59,7 @@ func main() {
 		webhookCertDir       string
 		controllers          string
 		tuned                bool
+		expert               bool
 	)
 	// --kubeconfig is registered by controller-runtime's config package.
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to; 0 disables it.")
@@ -71,7 +71,8 @@ func main() {
 	flag.IntVar(&webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
 	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "The folder holding tls.crt and tls.key for the webhook server.")
 	flag.StringVar(&controllers, "controllers", controllerReplicaSet+","+controllerChaosPod, "Comma-separated controllers to run (replicaset, chaospod); webhooks always serve.")
-	flag.BoolVar(&tuned, "tuned", false, "Configure controller-runtime as an expert would for this job (see tuned.go) instead of at its defaults.")
+	flag.BoolVar(&tuned, "tuned", false, "Configure controller-runtime with the options an experienced user picks first (see tuned.go) instead of at its defaults.")
+	flag.BoolVar(&expert, "expert", false, "Configure controller-runtime with everything the operator does that it offers (see tuned.go) instead of at its defaults.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -80,6 +81,10 @@ func main() {
 	enabled, err := parseControllers(controllers)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "invalid value for --controllers: %v\n", err)
+		os.Exit(2)
+	}
+	if tuned && expert {
+		fmt.Fprintln(os.Stderr, "--tuned and --expert exclude each other")
 		os.Exit(2)
 	}
 
@@ -101,10 +106,13 @@ func main() {
 
 	cfg := ctrl.GetConfigOrDie()
 	mode := defaultMode()
-	if tuned {
+	switch {
+	case tuned:
 		mode = tunedMode()
-		mode.apply(cfg)
+	case expert:
+		mode = expertMode()
 	}
+	mode.apply(cfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache:                  mode.cache,
 		Scheme:                 scheme,
@@ -130,12 +138,14 @@ func main() {
 			Client:           mgr.GetClient(),
 			Recorder:         mgr.GetEventRecorder("replicaset-controller"),
 			MetadataOnlyPods: mode.metadataOnlyPods,
+			MetadataOnly:     mode.metadataOnlyRS,
+			SkipLabeled:      mode.skipLabeled,
 			Workers:          mode.replicaSetWorkers,
 		}).SetupWithManager(mgr); err != nil {
 			setupLog.Error(err, "unable to create controller", "controller", controllerReplicaSet)
 			os.Exit(1)
 		}
-		watched = append(watched, &appsv1.ReplicaSet{}, mode.pod())
+		watched = append(watched, mode.replicaSet(), mode.pod())
 	}
 	if slices.Contains(enabled, controllerChaosPod) {
 		if err := (&ChaosPodReconciler{
