@@ -104,20 +104,8 @@ func New(opts Options) (*zap.Logger, error) {
 // ParseLevel reads a --zap-log-level value; empty means debug when devel,
 // info otherwise. A verbosity above 127 is clamped: zap levels are int8.
 func ParseLevel(s string, devel bool) (zapcore.Level, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "":
-		if devel {
-			return zapcore.DebugLevel, nil
-		}
-		return zapcore.InfoLevel, nil
-	case "debug":
-		return zapcore.DebugLevel, nil
-	case "info":
-		return zapcore.InfoLevel, nil
-	case "warn":
-		return zapcore.WarnLevel, nil
-	case "error":
-		return zapcore.ErrorLevel, nil
+	if l, ok := namedLevel(s, devel, zapcore.DebugLevel, zapcore.ErrorLevel); ok {
+		return l, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < 0 {
@@ -129,24 +117,25 @@ func ParseLevel(s string, devel bool) (zapcore.Level, error) {
 // ParseStacktraceLevel reads a --zap-stacktrace-level value; empty means
 // warn when devel, error otherwise, as controller-runtime's defaults.
 func ParseStacktraceLevel(s string, devel bool) (zapcore.Level, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "":
-		if devel {
-			return zapcore.WarnLevel, nil
-		}
-		return zapcore.ErrorLevel, nil
-	case "debug":
-		return zapcore.DebugLevel, nil
-	case "info":
-		return zapcore.InfoLevel, nil
-	case "warn":
-		return zapcore.WarnLevel, nil
-	case "error":
-		return zapcore.ErrorLevel, nil
-	case "panic":
-		return zapcore.PanicLevel, nil
+	if l, ok := namedLevel(s, devel, zapcore.WarnLevel, zapcore.PanicLevel); ok {
+		return l, nil
 	}
 	return 0, fmt.Errorf("invalid stacktrace level %q: must be debug, info, warn, error or panic", s)
+}
+
+// namedLevel reads a level by zap's name for it, from debug up to highest
+// (dpanic excepted: the flags do not offer it); empty is develDefault when
+// devel, else the level above it.
+func namedLevel(s string, devel bool, develDefault, highest zapcore.Level) (zapcore.Level, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		if devel {
+			return develDefault, true
+		}
+		return develDefault + 1, true
+	}
+	l, err := zapcore.ParseLevel(s)
+	return l, err == nil && l <= highest && l != zapcore.DPanicLevel
 }
 
 // ParseTimeEncoding reads a --zap-time-encoding value; empty means
