@@ -16,8 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/hexagonal-operator/operator/internal/certreads"
 )
 
 // Default names of the files looked for in Options.CertDir, as
@@ -76,7 +77,7 @@ type fileCert struct {
 	checkEvery        time.Duration
 	now               func() time.Time
 	log               *zap.Logger
-	reads             certReads
+	reads             certreads.Counters
 
 	mu                sync.Mutex // guards what follows
 	cert              *tls.Certificate
@@ -85,7 +86,7 @@ type fileCert struct {
 	certSize, keySize int64
 }
 
-func newFileCert(dir, certName, keyName string, checkEvery time.Duration, now func() time.Time, log *zap.Logger, reads certReads) *fileCert {
+func newFileCert(dir, certName, keyName string, checkEvery time.Duration, now func() time.Time, log *zap.Logger, reads certreads.Counters) *fileCert {
 	if certName == "" {
 		certName = CertFileName
 	}
@@ -112,20 +113,20 @@ func (c *fileCert) load() error {
 
 func (c *fileCert) loadLocked() error {
 	// Counted as controller-runtime's certwatcher counts its reads.
-	c.reads.total.Inc()
+	c.reads.Total.Inc()
 	ci, err := os.Stat(c.certPath)
 	if err != nil {
-		c.reads.errors.Inc()
+		c.reads.Errors.Inc()
 		return fmt.Errorf("metrics certificate: %w", err)
 	}
 	ki, err := os.Stat(c.keyPath)
 	if err != nil {
-		c.reads.errors.Inc()
+		c.reads.Errors.Inc()
 		return fmt.Errorf("metrics certificate key: %w", err)
 	}
 	cert, err := tls.LoadX509KeyPair(c.certPath, c.keyPath)
 	if err != nil {
-		c.reads.errors.Inc()
+		c.reads.Errors.Inc()
 		return fmt.Errorf("metrics certificate %s: %w", c.certPath, err)
 	}
 	c.cert = &cert
@@ -165,47 +166,4 @@ func (c *fileCert) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error
 	}
 	c.log.Info("metrics certificate reloaded", zap.String("path", c.certPath))
 	return c.cert, nil
-}
-
-// certReads are controller-runtime's certwatcher counters: every read of
-// the certificate and key files, and those that failed.
-type certReads struct {
-	total, errors prometheus.Counter
-}
-
-// newCertReads returns counters registered nowhere.
-func newCertReads() certReads {
-	return certReads{
-		total:  prometheus.NewCounter(prometheus.CounterOpts{Name: "certwatcher_read_certificate_total", Help: "Total number of certificate reads"}),
-		errors: prometheus.NewCounter(prometheus.CounterOpts{Name: "certwatcher_read_certificate_errors_total", Help: "Total number of certificate read errors"}),
-	}
-}
-
-// registerCertReads registers the certwatcher counters on reg, or returns
-// those already there: the webhook server registers the very same ones for
-// its certificate, and both count into one series.
-func registerCertReads(reg prometheus.Registerer) (certReads, error) {
-	r := newCertReads()
-	var err error
-	if r.total, err = registerCounter(reg, r.total); err != nil {
-		return certReads{}, err
-	}
-	if r.errors, err = registerCounter(reg, r.errors); err != nil {
-		return certReads{}, err
-	}
-	return r, nil
-}
-
-func registerCounter(reg prometheus.Registerer, c prometheus.Counter) (prometheus.Counter, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(prometheus.Counter); ok {
-			return existing, nil
-		}
-	}
-	return nil, fmt.Errorf("register certificate read metrics: %w", err)
 }

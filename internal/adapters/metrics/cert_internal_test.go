@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/hexagonal-operator/operator/internal/certreads"
 )
 
 // writePair writes a fresh self-signed pair into dir and returns its leaf.
@@ -50,11 +52,11 @@ func TestFileCertReloadsChangedFiles(t *testing.T) {
 	base := time.Now().Add(-time.Hour)
 	first := writePair(t, dir, base)
 	clock := &fakeNow{t: time.Now()}
-	reads, err := registerCertReads(prometheus.NewPedanticRegistry())
+	reads, err := certreads.Register(prometheus.NewPedanticRegistry())
 	require.NoError(t, err)
 	fc := newFileCert(dir, "", "", 10*time.Second, clock.now, zaptest.NewLogger(t), reads)
 	require.NoError(t, fc.load())
-	assert.Equal(t, 1.0, testutil.ToFloat64(reads.total))
+	assert.Equal(t, 1.0, testutil.ToFloat64(reads.Total))
 
 	served := func() *x509.Certificate {
 		c, err := fc.GetCertificate(&tls.ClientHelloInfo{})
@@ -70,15 +72,15 @@ func TestFileCertReloadsChangedFiles(t *testing.T) {
 	assert.Equal(t, first.SerialNumber, served().SerialNumber)
 	clock.add(11 * time.Second)
 	assert.Equal(t, second.SerialNumber, served().SerialNumber)
-	assert.Equal(t, 2.0, testutil.ToFloat64(reads.total))
-	assert.Zero(t, testutil.ToFloat64(reads.errors))
+	assert.Equal(t, 2.0, testutil.ToFloat64(reads.Total))
+	assert.Zero(t, testutil.ToFloat64(reads.Errors))
 
 	// A broken replacement keeps the last good pair, and is counted.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, CertFileName), []byte("garbage"), 0o600))
 	clock.add(11 * time.Second)
 	assert.Equal(t, second.SerialNumber, served().SerialNumber)
-	assert.Equal(t, 3.0, testutil.ToFloat64(reads.total))
-	assert.Equal(t, 1.0, testutil.ToFloat64(reads.errors))
+	assert.Equal(t, 3.0, testutil.ToFloat64(reads.Total))
+	assert.Equal(t, 1.0, testutil.ToFloat64(reads.Errors))
 }
 
 // The webhook server registers the same counters on the same registry:
@@ -86,15 +88,15 @@ func TestFileCertReloadsChangedFiles(t *testing.T) {
 func TestCertReadCountersAreShared(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
-	a, err := registerCertReads(reg)
+	a, err := certreads.Register(reg)
 	require.NoError(t, err)
-	b, err := registerCertReads(reg)
+	b, err := certreads.Register(reg)
 	require.NoError(t, err)
-	a.total.Inc()
-	b.total.Inc()
-	b.errors.Inc()
-	assert.Equal(t, 2.0, testutil.ToFloat64(a.total))
-	assert.Equal(t, 1.0, testutil.ToFloat64(a.errors))
+	a.Total.Inc()
+	b.Total.Inc()
+	b.Errors.Inc()
+	assert.Equal(t, 2.0, testutil.ToFloat64(a.Total))
+	assert.Equal(t, 1.0, testutil.ToFloat64(a.Errors))
 	n, err := testutil.GatherAndCount(reg, "certwatcher_read_certificate_total", "certwatcher_read_certificate_errors_total")
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
@@ -102,12 +104,12 @@ func TestCertReadCountersAreShared(t *testing.T) {
 
 func TestFileCertMissingFilesFailLoad(t *testing.T) {
 	t.Parallel()
-	reads := newCertReads()
+	reads := certreads.New()
 	fc := newFileCert(t.TempDir(), "", "", time.Second, time.Now, zaptest.NewLogger(t), reads)
 	err := fc.load()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), CertFileName)
-	assert.Equal(t, 1.0, testutil.ToFloat64(reads.errors))
+	assert.Equal(t, 1.0, testutil.ToFloat64(reads.Errors))
 }
 
 func TestTTLCache(t *testing.T) {
@@ -141,8 +143,8 @@ func TestFileCertOtherFileNames(t *testing.T) {
 	require.NoError(t, os.Rename(filepath.Join(dir, CertFileName), filepath.Join(dir, "metrics.pem")))
 	require.NoError(t, os.Rename(filepath.Join(dir, KeyFileName), filepath.Join(dir, "metrics-key.pem")))
 
-	require.ErrorContains(t, newFileCert(dir, "", "", time.Second, time.Now, zaptest.NewLogger(t), newCertReads()).load(), CertFileName)
-	fc := newFileCert(dir, "metrics.pem", "metrics-key.pem", time.Second, time.Now, zaptest.NewLogger(t), newCertReads())
+	require.ErrorContains(t, newFileCert(dir, "", "", time.Second, time.Now, zaptest.NewLogger(t), certreads.New()).load(), CertFileName)
+	fc := newFileCert(dir, "metrics.pem", "metrics-key.pem", time.Second, time.Now, zaptest.NewLogger(t), certreads.New())
 	require.NoError(t, fc.load())
 	c, err := fc.GetCertificate(&tls.ClientHelloInfo{})
 	require.NoError(t, err)

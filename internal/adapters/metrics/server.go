@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/hexagonal-operator/operator/internal/certreads"
 	"github.com/hexagonal-operator/operator/internal/httpserve"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
@@ -75,7 +76,7 @@ type Server struct {
 	auth     *authFilter
 	now      func() time.Time
 	expiry   *certExpiry
-	reads    certReads
+	reads    certreads.Counters
 
 	http *httpserve.Server
 }
@@ -90,7 +91,7 @@ func New(opts Options, gatherer prometheus.Gatherer, client kubeclient.Interface
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, expiry: newCertExpiry(), reads: newCertReads(), http: httpserve.New("metrics server", log)}
+	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, expiry: newCertExpiry(), reads: certreads.New(), http: httpserve.New("metrics server", log)}
 	if s.Disabled() {
 		return s, nil
 	}
@@ -116,7 +117,7 @@ func (s *Server) CertExpiryCollector() prometheus.Collector { return s.expiry }
 // shares. It registers them even when the server reads no file, so that
 // they are exposed (at zero) in every mode. Call it before Start.
 func (s *Server) RegisterCertReadMetrics(reg prometheus.Registerer) error {
-	reads, err := registerCertReads(reg)
+	reads, err := certreads.Register(reg)
 	if err != nil {
 		return fmt.Errorf("metrics server: %w", err)
 	}

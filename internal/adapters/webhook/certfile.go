@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/hexagonal-operator/operator/internal/certreads"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -42,7 +43,7 @@ type FileCertSource struct {
 	cert atomic.Pointer[tls.Certificate]
 
 	mu       sync.Mutex
-	reads    certReads
+	reads    certreads.Counters
 	lastSeen [sha256.Size]byte // of the last content tried, loaded or not
 	lastBad  bool              // whether that content failed
 	cancel   context.CancelFunc
@@ -84,7 +85,7 @@ func NewFileCertSource(files CertFiles, interval time.Duration, logger *zap.Logg
 	if interval < 0 {
 		return nil, errors.New("webhook certificate: negative poll interval")
 	}
-	return &FileCertSource{files: files.withDefaults(), interval: interval, log: logger, reads: newCertReads()}, nil
+	return &FileCertSource{files: files.withDefaults(), interval: interval, log: logger, reads: certreads.New()}, nil
 }
 
 // RegisterMetrics counts the source's reads of its files on reg, in
@@ -92,7 +93,7 @@ func NewFileCertSource(files CertFiles, interval time.Duration, logger *zap.Logg
 // certwatcher_read_certificate_errors_total (the metrics server counts its
 // own into the same series). Until then they are counted nowhere.
 func (s *FileCertSource) RegisterMetrics(reg prometheus.Registerer) error {
-	reads, err := registerCertReads(reg)
+	reads, err := certreads.Register(reg)
 	if err != nil {
 		return fmt.Errorf("webhook certificate: %w", err)
 	}
@@ -174,28 +175,28 @@ func (s *FileCertSource) poll(ctx context.Context, done chan struct{}) {
 func (s *FileCertSource) reloadLocked() (bool, error) {
 	// Every read is counted, and every failed one, as controller-runtime's
 	// certwatcher counts them, even when the failure is not reported again.
-	s.reads.total.Inc()
+	s.reads.Total.Inc()
 	certPath, keyPath := filepath.Join(s.files.Dir, s.files.CertName), filepath.Join(s.files.Dir, s.files.KeyName)
 	certPEM, err := os.ReadFile(certPath)
 	if err != nil {
-		s.reads.errors.Inc()
+		s.reads.Errors.Inc()
 		return false, s.seen(err, []byte(err.Error()))
 	}
 	keyPEM, err := os.ReadFile(keyPath)
 	if err != nil {
-		s.reads.errors.Inc()
+		s.reads.Errors.Inc()
 		return false, s.seen(err, []byte(err.Error()))
 	}
 	sum := sha256.Sum256(bytes.Join([][]byte{certPEM, keyPEM}, []byte{0}))
 	if sum == s.lastSeen && s.cert.Load() != nil {
 		if s.lastBad {
-			s.reads.errors.Inc() // still the pair that failed
+			s.reads.Errors.Inc() // still the pair that failed
 		}
 		return false, nil
 	}
 	pair, err := parsePair(certPEM, keyPEM)
 	if err != nil {
-		s.reads.errors.Inc()
+		s.reads.Errors.Inc()
 		return false, s.seen(fmt.Errorf("%s and %s: %w", certPath, keyPath, err), bytes.Join([][]byte{certPEM, keyPEM}, []byte{0}))
 	}
 	s.lastSeen, s.lastBad = sum, false
