@@ -58,7 +58,7 @@ func (f *gcFloor) collected() {
 
 // floorPercent is the least target, not below base, whose goal reaches
 // floor after a cycle that left live bytes live and scannable bytes to
-// scan. The runtime's goal is also at least 4 MiB×target/100, so the
+// scan. The runtime's goal is also at least heapMinimum×target/100, so the
 // target is held where that minimum is the floor (the operator's rule).
 func floorPercent(floor, live, scannable uint64, base int) int {
 	const heapMinimum, maxPercent = 4 << 20, 100_000

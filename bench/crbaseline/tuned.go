@@ -25,7 +25,7 @@ const (
 )
 
 // The operator's garbage collector settings: a target of 75 unless GOGC
-// is set, and a 12 MiB heap floor (its --gc-heap-floor default; see
+// is set, and the heap floor of its --gc-heap-floor default (see
 // gcfloor.go).
 const (
 	operatorGCPercent   = 75
