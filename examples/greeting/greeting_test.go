@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,11 +117,8 @@ func TestGreetingsAreGreeted(t *testing.T) {
 func greetingHooks(all []webhook.Hook) []webhook.Hook {
 	var out []webhook.Hook
 	for _, h := range all {
-		for _, r := range h.Rules {
-			if slices.Contains(r.APIGroups, greetingv1.GroupName) {
-				out = append(out, h)
-				break
-			}
+		if h.Resource.Resource.Group == greetingv1.GroupName {
+			out = append(out, h)
 		}
 	}
 	return out

@@ -85,7 +85,6 @@ func Options(cfg config.Config) fx.Option {
 					},
 				}
 			},
-			fx.Annotate(PodWebhooks, fx.ResultTags(webhook.GroupHooks)),
 			func(c config.Config) leaderelection.Options {
 				return leaderelection.Options{
 					Enabled:       c.LeaderElect,
@@ -111,6 +110,7 @@ func Options(cfg config.Config) fx.Option {
 		clock.Module,
 		controller.Module,
 		fx.Provide(newPods),
+		PodWebhooks,
 		replicaSetOptions(cfg),
 		chaosPodOptions(cfg),
 	)

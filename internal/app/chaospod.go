@@ -18,7 +18,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/domain/admission"
 	"github.com/hexagonal-operator/operator/internal/domain/chaospod"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -31,10 +30,6 @@ import (
 // when cfg runs "chaospod".
 func chaosPodOptions(cfg config.Config) fx.Option {
 	opts := []fx.Option{
-		fx.Provide(
-			admission.NewChaosPodDefaulter,
-			admission.NewChaosPodValidator,
-		),
 		// The ChaosPods' cache: the reconciler's, and the operator's Pod
 		// rule's on every replica. Its informer starts at the first read,
 		// so a replica that neither runs the controller nor is asked about
@@ -44,13 +39,11 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 			func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[*chaosv1.ChaosPod], error) {
 				return cache.NewDynamicResource[*chaosv1.ChaosPod](c, dyn, chaosv1.GroupVersionResource)
 			},
-			func(r *cache.Resource[*chaosv1.ChaosPod]) (*admission.OperatorPodValidator, error) {
-				return admission.NewOperatorPodValidator(r)
-			},
+			func(r *cache.Resource[*chaosv1.ChaosPod]) ports.Reader[*chaosv1.ChaosPod] { return r },
 		),
+		ChaosPodWebhooks,
+		OperatorPodWebhooks,
 		fx.Provide(
-			fx.Annotate(ChaosPodWebhooks, fx.ResultTags(webhook.GroupHooks)),
-			fx.Annotate(OperatorPodWebhooks, fx.ResultTags(webhook.GroupHooks)),
 			fx.Annotate(ChaosPodConversion, fx.ResultTags(webhook.GroupConversions)),
 			// In self cert mode the CRD's conversion config trusts the
 			// operator's CA like the webhook configurations do.

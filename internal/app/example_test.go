@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"go.uber.org/fx"
+	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/memory"
+	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/domain/admission"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -33,13 +35,16 @@ func ExampleNew() {
 	clock := memory.NewClock(now)
 
 	var (
-		got       ports.Clock
-		defaulter *admission.ChaosPodDefaulter
+		got   ports.Clock
+		table struct {
+			fx.In
+			Hooks []webhook.Hook `group:"webhooks"`
+		}
 	)
 	a := app.New(cfg,
 		// fx.As: the graph holds a ports.Clock, not a *memory.Clock.
 		fx.Replace(fx.Annotate(clock, fx.As(new(ports.Clock)))),
-		fx.Populate(&got, &defaulter),
+		fx.Populate(&got, &table),
 	)
 	if err := a.Err(); err != nil {
 		fmt.Println("app:", err)
@@ -47,18 +52,21 @@ func ExampleNew() {
 	}
 	fmt.Println("the app's clock is the memory clock:", got == ports.Clock(clock))
 
-	// The domain's ChaosPod defaulter was built with it: an unset
-	// nextStop becomes the pinned "now" plus one minute.
-	m, err := defaulter.DefaultV1(context.Background(), ports.AdmissionRequest[chaosv1.ChaosPod]{
-		Operation: ports.OperationCreate,
-		Object:    &chaosv1.ChaosPod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "chaos"}},
-	})
-	if err != nil {
-		fmt.Println("default:", err)
-		return
+	// The ChaosPod v1 defaulting webhook's rule was built with it: an
+	// unset nextStop becomes the pinned "now" plus one minute.
+	for _, h := range table.Hooks {
+		if h.Path != app.ChaosPodV1MutatePath {
+			continue
+		}
+		resp := h.Admitter.Admit(context.Background(), &admissionv1.AdmissionRequest{
+			Kind:      metav1.GroupVersionKind{Group: chaosv1.GroupName, Version: "v1", Kind: chaosv1.Kind},
+			Resource:  metav1.GroupVersionResource{Group: chaosv1.GroupName, Version: "v1", Resource: chaosv1.Resource},
+			Operation: admissionv1.Create,
+			Object:    runtime.RawExtension{Raw: []byte(`{"metadata":{"namespace":"default","name":"chaos"},"spec":{}}`)},
+		})
+		fmt.Println("patch:", string(resp.Patch))
 	}
-	fmt.Println("nextStop:", m.Object.Spec.NextStop.UTC().Format(time.RFC3339))
 	// Output:
 	// the app's clock is the memory clock: true
-	// nextStop: 2030-01-02T03:05:05Z
+	// patch: [{"op":"add","path":"/spec/nextStop","value":"2030-01-02T03:05:05Z"}]
 }

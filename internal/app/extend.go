@@ -141,66 +141,81 @@ func (s controllerSpec) check(name string, newReconciler any) error {
 	return nil
 }
 
-// Mutating adds a mutating admission webhook for the objects of resource
-// (creates and updates), as an option of [New]:
+// Mutating adds a mutating admission webhook for the objects of resource,
+// as an option of [New]:
 //
 //	app.Mutating[greetingv1.Greeting](greetingv1.Resource, greeting.NewDefaulter)
 //
-// newMutator is an ordinary fx constructor whose first result implements
-// ports.Mutator[T]. The webhook is served at kubebuilder's path
-// (/mutate-<group with dashes>-<version>-<kind>), fails closed, has no side
-// effects and a 10 s timeout; config/webhook must register it likewise.
-// T's type name is the kind.
-func Mutating[T any](resource schema.GroupVersionResource, newMutator any) fx.Option {
-	res := webhookResource[T](resource)
-	path := webhookPath("mutate", res)
-	return fx.Module(path,
-		fx.Provide(fx.Private, fx.Annotate(newMutator, fx.As(new(ports.Mutator[T])))),
-		fx.Provide(fx.Annotate(func(m ports.Mutator[T]) []webhook.Hook {
-			h := mutating(webhookName("m", res), path, webhook.Mutating(res, m), admissionregistrationv1.NeverReinvocationPolicy)
-			return []webhook.Hook{exact(h, resource)}
+// newDefaulter is an ordinary fx constructor whose first result implements
+// ports.Defaulter[*T]; T's type name is the kind. The webhook is kubebuilder's unless opts say otherwise: served at
+// /mutate-<group with dashes>-<version>-<kind>, named
+// m<kind>-<version>.<group>, for creates and updates of resource at its
+// version only (matchPolicy Exact), failing closed, without side effects,
+// with a 10 s timeout, never reinvoked. config/webhook must register it
+// likewise.
+func Mutating[T any](resource schema.GroupVersionResource, newDefaulter any, opts ...WebhookOption) fx.Option {
+	h := webhookRow[T]("mutate", resource, opts)
+	return fx.Module(h.Path,
+		fx.Provide(fx.Private, fx.Annotate(newDefaulter, fx.As(new(ports.Defaulter[*T])))),
+		fx.Provide(fx.Annotate(func(d ports.Defaulter[*T]) []webhook.Hook {
+			return []webhook.Hook{webhook.Mutating(h, d)}
 		}, fx.ResultTags(webhook.GroupHooks))),
 	)
 }
 
-// Validating adds a validating admission webhook for the objects of
-// resource, as [Mutating] does for a mutating one, served at
-// /validate-<group with dashes>-<version>-<kind>.
-func Validating[T any](resource schema.GroupVersionResource, newValidator any) fx.Option {
-	res := webhookResource[T](resource)
-	path := webhookPath("validate", res)
-	return fx.Module(path,
-		fx.Provide(fx.Private, fx.Annotate(newValidator, fx.As(new(ports.Validator[T])))),
-		fx.Provide(fx.Annotate(func(v ports.Validator[T]) []webhook.Hook {
-			return []webhook.Hook{exact(validating(webhookName("v", res), path, webhook.Validating(res, v)), resource)}
+// Validating adds a validating admission webhook, as [Mutating] adds a
+// mutating one: newValidator's first result implements
+// ports.Validator[*T], and the webhook is served at
+// /validate-<group with dashes>-<version>-<kind>, named
+// v<kind>-<version>.<group>.
+func Validating[T any](resource schema.GroupVersionResource, newValidator any, opts ...WebhookOption) fx.Option {
+	h := webhookRow[T]("validate", resource, opts)
+	return fx.Module(h.Path,
+		fx.Provide(fx.Private, fx.Annotate(newValidator, fx.As(new(ports.Validator[*T])))),
+		fx.Provide(fx.Annotate(func(v ports.Validator[*T]) []webhook.Hook {
+			return []webhook.Hook{webhook.Validating(h, v)}
 		}, fx.ResultTags(webhook.GroupHooks))),
 	)
 }
 
-func webhookResource[T any](resource schema.GroupVersionResource) webhook.Resource {
-	return webhook.Resource{Kind: resource.GroupVersion().WithKind(reflect.TypeFor[T]().Name()), Resource: resource}
+// WebhookOption changes a webhook's row from the defaults of [Mutating]
+// and [Validating]: any field of webhook.Hook but Type and Admitter.
+type WebhookOption func(*webhook.Hook)
+
+// Named names the webhook in its configuration.
+func Named(name string) WebhookOption { return func(h *webhook.Hook) { h.Name = name } }
+
+// At serves the webhook at path.
+func At(path string) WebhookOption { return func(h *webhook.Hook) { h.Path = path } }
+
+// Operations are those the API server sends the webhook, and the only
+// ones its rule is asked about.
+func Operations(ops ...admissionregistrationv1.OperationType) WebhookOption {
+	return func(h *webhook.Hook) { h.Operations = ops }
 }
 
-// webhookPath is kubebuilder's path of a webhook: the verb, the group with
-// its dots as dashes, the version and the kind in lower case.
-func webhookPath(verb string, res webhook.Resource) string {
-	return fmt.Sprintf("/%s-%s-%s-%s", verb, strings.ReplaceAll(res.Kind.Group, ".", "-"), res.Kind.Version, strings.ToLower(res.Kind.Kind))
-}
-
-// webhookName is kubebuilder's name of a webhook: m or v, the kind, the
-// version and the group, which a core kind lacks; the API server wants a
-// qualified name, so the operator's domain stands in for it.
-func webhookName(prefix string, res webhook.Resource) string {
-	group := res.Kind.Group
-	if group == "" {
+// webhookRow is kubebuilder's row for a webhook of verb, changed by opts.
+func webhookRow[T any](verb string, resource schema.GroupVersionResource, opts []WebhookOption) webhook.Hook {
+	kind := resource.GroupVersion().WithKind(reflect.TypeFor[T]().Name())
+	group := kind.Group
+	if group == "" { // the API server wants a qualified name
 		group = "hexagonal-operator.io"
 	}
-	return fmt.Sprintf("%s%s-%s.%s", prefix, strings.ToLower(res.Kind.Kind), res.Kind.Version, group)
-}
-
-// exact sends the hook creates and updates of resource at its version only.
-func exact(h webhook.Hook, resource schema.GroupVersionResource) webhook.Hook {
-	h.Rules = createOrUpdate(resource)
-	h.MatchPolicy = admissionregistrationv1.Exact
+	h := webhook.Hook{
+		Name:           fmt.Sprintf("%c%s-%s.%s", verb[0], strings.ToLower(kind.Kind), kind.Version, group),
+		Path:           fmt.Sprintf("/%s-%s-%s-%s", verb, strings.ReplaceAll(kind.Group, ".", "-"), kind.Version, strings.ToLower(kind.Kind)),
+		Resource:       webhook.Resource{Kind: kind, Resource: resource},
+		Operations:     []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		FailurePolicy:  admissionregistrationv1.Fail,
+		MatchPolicy:    admissionregistrationv1.Exact,
+		SideEffects:    admissionregistrationv1.SideEffectClassNone,
+		TimeoutSeconds: 10,
+	}
+	if verb == "mutate" {
+		h.ReinvocationPolicy = admissionregistrationv1.NeverReinvocationPolicy
+	}
+	for _, o := range opts {
+		o(&h)
+	}
 	return h
 }

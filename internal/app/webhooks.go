@@ -3,23 +3,23 @@ package app
 import (
 	"context"
 
+	"go.uber.org/fx"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	chaosv2 "github.com/hexagonal-operator/operator/api/chaos/v2"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// The admission rules the operator serves, one row each. The webhook
-// server mounts each row's admitter at its path, config/webhook is
-// generated from (and tested against) the same rows, and nothing else
-// knows a path or a rule: adding a rule for a kind below is one function in
-// the domain and one row here.
+// The admission webhooks the operator serves are registered here, each in
+// one line, as an extension registers its own (extend.go): the webhook
+// server mounts each row's rule at its path, config/webhook is generated
+// from (and tested against) the same rows, and nothing else knows a path
+// or a rule. A new rule for a kind below is one type in the domain and one
+// line here.
 
 // Paths of the webhooks, as config/webhook names them.
 const (
@@ -41,16 +41,11 @@ const ChaosPodCRDName = chaosv1.Resource + "." + chaosv1.GroupName
 // OperatorNamespace is where config/default deploys the operator.
 const OperatorNamespace = "hexagonal-operator-system"
 
-// Resources the hooks serve: the kind of object in a request and the
-// resource it was sent for.
-var (
-	PodResource = webhook.Resource{
-		Kind:     corev1.SchemeGroupVersion.WithKind("Pod"),
-		Resource: corev1.SchemeGroupVersion.WithResource("pods"),
-	}
-	ChaosPodV1Resource = webhook.Resource{Kind: chaosv1.SchemeGroupVersion.WithKind(chaosv1.Kind), Resource: chaosv1.GroupVersionResource}
-	ChaosPodV2Resource = webhook.Resource{Kind: chaosv2.SchemeGroupVersion.WithKind(chaosv1.Kind), Resource: chaosv2.GroupVersionResource}
-)
+// PodResource is what the Pod hooks serve.
+var PodResource = webhook.Resource{
+	Kind:     corev1.SchemeGroupVersion.WithKind("Pod"),
+	Resource: corev1.SchemeGroupVersion.WithResource("pods"),
+}
 
 // ExcludedNamespaces never reach the Pod hooks: the cluster's own
 // namespaces, and the operator's, so the operator can always start even
@@ -60,10 +55,11 @@ func ExcludedNamespaces() []string {
 	return []string{"kube-system", "kube-public", "kube-node-lease", OperatorNamespace}
 }
 
-// podNamespaces selects every namespace but [ExcludedNamespaces], for
-// every hook on Pods.
-func podNamespaces() *metav1.LabelSelector {
-	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+// userPods confines a Pod hook to the Pods of every namespace but
+// [ExcludedNamespaces].
+func userPods(h *webhook.Hook) {
+	h.MatchPolicy = admissionregistrationv1.Equivalent
+	h.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
 		Key:      "kubernetes.io/metadata.name",
 		Operator: metav1.LabelSelectorOpNotIn,
 		Values:   ExcludedNamespaces(),
@@ -72,34 +68,24 @@ func podNamespaces() *metav1.LabelSelector {
 
 // PodWebhooks are the Pod rules.
 //
-// Both fail closed (failurePolicy Fail): the validator denies a Pod without
-// the annotation, so if the mutator were skipped on failure the Pod would be
-// denied anyway, with a misleading message; failing says what happened.
-// The namespace selector keeps the blast radius of an unavailable webhook
-// to user namespaces. The mutator is re-invoked if a later mutating webhook
-// changes the Pod (setting the annotation is idempotent), so a webhook that
-// drops annotations does not make the validator deny.
-func PodWebhooks() []webhook.Hook {
-	pods := func(h webhook.Hook) webhook.Hook {
-		h.Rules = createOrUpdate(PodResource.Resource)
-		h.MatchPolicy = admissionregistrationv1.Equivalent
-		h.NamespaceSelector = podNamespaces()
-		return h
-	}
-	return []webhook.Hook{
-		pods(mutating("pod-annotator.hexagonal-operator.io", PodMutatePath,
-			webhook.Mutating[corev1.Pod](PodResource, admission.NewPodAnnotator()),
-			admissionregistrationv1.IfNeededReinvocationPolicy)),
-		pods(validating("pod-validator.hexagonal-operator.io", PodValidatePath,
-			webhook.Validating[corev1.Pod](PodResource, admission.NewPodValidator()))),
-	}
+// Both fail closed: the validator denies a Pod without the annotation, so
+// if the annotator were skipped on failure the Pod would be denied anyway,
+// with a misleading message; failing says what happened. [userPods] keeps
+// the blast radius of an unavailable webhook to user namespaces. The
+// annotator is re-invoked if a later mutating webhook changes the Pod
+// (setting the annotation is idempotent), so a webhook that drops
+// annotations does not make the validator deny.
+var PodWebhooks = fx.Options(
+	Mutating[corev1.Pod](PodResource.Resource, admission.NewPodAnnotator, Named("pod-annotator.hexagonal-operator.io"), userPods, reinvoked),
+	Validating[corev1.Pod](PodResource.Resource, admission.NewPodValidator, Named("pod-validator.hexagonal-operator.io"), userPods),
+)
+
+func reinvoked(h *webhook.Hook) {
+	h.ReinvocationPolicy = admissionregistrationv1.IfNeededReinvocationPolicy
 }
 
 // OperatorPodWebhooks is the rule for the Pods the operator itself
-// creates: each names, as its controller, a ChaosPod that exists with that
-// UID. The admission policies of config/policy check such a Pod against
-// its ChaosPod's template, but no policy can require that the ChaosPod
-// exists while the namespace holds others.
+// creates; it needs a ports.Reader of ChaosPods.
 //
 // Its match condition restricts it to the operator's ServiceAccount, so
 // it never refuses, nor delays, anyone else's Pod: if no replica answers,
@@ -107,23 +93,11 @@ func PodWebhooks() []webhook.Hook {
 // controller retries them. It leaves out the namespaces every Pod hook
 // leaves out; there chaospod-templates still refuses a Pod while the
 // namespace holds no ChaosPod.
-func OperatorPodWebhooks(v *admission.OperatorPodValidator) []webhook.Hook {
-	h := validating("operator-pod-validator.hexagonal-operator.io", OperatorPodValidatePath,
-		webhook.Validating[corev1.Pod](PodResource, v))
-	scope := admissionregistrationv1.NamespacedScope
-	h.Rules = []admissionregistrationv1.RuleWithOperations{{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-		Rule: admissionregistrationv1.Rule{
-			APIGroups:   []string{PodResource.Resource.Group},
-			APIVersions: []string{PodResource.Resource.Version},
-			Resources:   []string{PodResource.Resource.Resource},
-			Scope:       &scope,
-		},
-	}}
-	h.MatchPolicy = admissionregistrationv1.Equivalent
-	h.NamespaceSelector = podNamespaces()
+var OperatorPodWebhooks = Validating[corev1.Pod](PodResource.Resource, admission.NewOperatorPodValidator,
+	Named("operator-pod-validator.hexagonal-operator.io"), At(OperatorPodValidatePath), Operations(admissionregistrationv1.Create), userPods, operatorOnly)
+
+func operatorOnly(h *webhook.Hook) {
 	h.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: OperatorMatchCondition, Expression: operatorUsername}}
-	return []webhook.Hook{h}
 }
 
 // OperatorMatchCondition names the match condition that restricts a
@@ -140,61 +114,17 @@ const operatorUsername = "request.userInfo.username == 'system:serviceaccount:' 
 // ChaosPodWebhooks are the ChaosPod rules, for each served version. They
 // match versions exactly: each version has its own rule, and the API server
 // must not convert a request to the other one.
-func ChaosPodWebhooks(d *admission.ChaosPodDefaulter, v *admission.ChaosPodValidator) []webhook.Hook {
-	v1, v2 := ChaosPodV1Resource.Resource, ChaosPodV2Resource.Resource
-	never := admissionregistrationv1.NeverReinvocationPolicy
-	return []webhook.Hook{
-		exact(mutating("chaospod-v1-defaulter.hexagonal-operator.io", ChaosPodV1MutatePath,
-			webhook.Mutating(ChaosPodV1Resource, ports.MutatorFunc[chaosv1.ChaosPod](d.DefaultV1)), never), v1),
-		exact(validating("chaospod-v1-validator.hexagonal-operator.io", ChaosPodV1ValidatePath,
-			webhook.Validating(ChaosPodV1Resource, ports.ValidatorFunc[chaosv1.ChaosPod](v.ValidateV1))), v1),
-		exact(mutating("chaospod-v2-defaulter.hexagonal-operator.io", ChaosPodV2MutatePath,
-			webhook.Mutating(ChaosPodV2Resource, ports.MutatorFunc[chaosv2.ChaosPod](d.DefaultV2)), never), v2),
-		exact(validating("chaospod-v2-validator.hexagonal-operator.io", ChaosPodV2ValidatePath,
-			webhook.Validating(ChaosPodV2Resource, ports.ValidatorFunc[chaosv2.ChaosPod](v.ValidateV2))), v2),
-	}
-}
+var ChaosPodWebhooks = fx.Options(
+	Mutating[chaosv1.ChaosPod](chaosv1.GroupVersionResource, admission.NewChaosPodV1Defaulter, Named("chaospod-v1-defaulter.hexagonal-operator.io")),
+	Validating[chaosv1.ChaosPod](chaosv1.GroupVersionResource, admission.NewChaosPodV1Validator, Named("chaospod-v1-validator.hexagonal-operator.io")),
+	Mutating[chaosv2.ChaosPod](chaosv2.GroupVersionResource, admission.NewChaosPodV2Defaulter, Named("chaospod-v2-defaulter.hexagonal-operator.io")),
+	Validating[chaosv2.ChaosPod](chaosv2.GroupVersionResource, admission.NewChaosPodV2Validator, Named("chaospod-v2-validator.hexagonal-operator.io")),
+)
 
 // ChaosPodConversion is the ChaosPod CRD's conversion endpoint, through v1
 // as the hub.
 func ChaosPodConversion() webhook.Conversion {
 	return webhook.Conversion{Path: ConvertPath, Convert: func(_ context.Context, raw []byte, desired string) ([]byte, error) {
 		return chaosv2.ConvertJSON(raw, desired)
-	}}
-}
-
-// mutating and validating are the defaults every hook here shares: it fails
-// closed, has no side effects, and gets 10 seconds.
-func mutating(name, path string, a webhook.Admitter, reinvocation admissionregistrationv1.ReinvocationPolicyType) webhook.Hook {
-	h := validating(name, path, a)
-	h.Type = webhook.MutatingHook
-	h.ReinvocationPolicy = reinvocation
-	return h
-}
-
-func validating(name, path string, a webhook.Admitter) webhook.Hook {
-	return webhook.Hook{
-		Name:           name,
-		Path:           path,
-		Type:           webhook.ValidatingHook,
-		Admitter:       a,
-		FailurePolicy:  admissionregistrationv1.Fail,
-		SideEffects:    admissionregistrationv1.SideEffectClassNone,
-		TimeoutSeconds: 10,
-	}
-}
-
-// createOrUpdate sends creates and updates of a namespaced resource (not
-// its subresources).
-func createOrUpdate(r schema.GroupVersionResource) []admissionregistrationv1.RuleWithOperations {
-	scope := admissionregistrationv1.NamespacedScope
-	return []admissionregistrationv1.RuleWithOperations{{
-		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-		Rule: admissionregistrationv1.Rule{
-			APIGroups:   []string{r.Group},
-			APIVersions: []string{r.Version},
-			Resources:   []string{r.Resource},
-			Scope:       &scope,
-		},
 	}}
 }

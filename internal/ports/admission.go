@@ -2,8 +2,47 @@ package ports
 
 import "context"
 
-// Operation is what an admission request does to its object, spelled as the
-// API server spells it.
+// Defaulter knows how to fill in an object of type T on its way into the
+// cluster (a mutating admission rule, controller-runtime's Defaulter).
+//
+// The webhook adapter calls Default only for the operations its webhook is
+// registered for, with a decoded object that is the rule's own to change;
+// it turns the change into a JSON patch. An error made by [Denied] refuses
+// the request; any other error means the rule could not decide, and the
+// API server applies the webhook's failure policy.
+type Defaulter[T any] interface {
+	Default(ctx context.Context, obj T) (Warnings, error)
+}
+
+// Validator knows how to decide whether an object of type T may be
+// created, changed or deleted (a validating admission rule,
+// controller-runtime's Validator).
+//
+// The webhook adapter calls only the method of the request's operation,
+// and only for the operations its webhook is registered for; every object
+// it passes is set. Errors mean what they mean for a [Defaulter].
+type Validator[T any] interface {
+	ValidateCreate(ctx context.Context, obj T) (Warnings, error)
+	ValidateUpdate(ctx context.Context, oldObj, newObj T) (Warnings, error)
+	ValidateDelete(ctx context.Context, obj T) (Warnings, error)
+}
+
+// Warnings are shown to the client whether or not the request is admitted
+// (kubectl prints each as "Warning: ...").
+type Warnings []string
+
+// DeniedError is an admission rule's refusal: the request is denied with
+// Message, which the API server shows to the client.
+type DeniedError struct{ Message string }
+
+func (e *DeniedError) Error() string { return e.Message }
+
+// Denied refuses an admission request with a message for the client.
+// The webhook adapter finds it with errors.As, so it may be wrapped.
+func Denied(message string) error { return &DeniedError{Message: message} }
+
+// Operation is what an admission request does to its object, spelled as
+// the API server spells it.
 type Operation string
 
 // Admission operations.
@@ -14,20 +53,11 @@ const (
 	OperationConnect Operation = "CONNECT"
 )
 
-// AdmissionRequest is one admission question about an object of type T,
-// already decoded: the admission rules never see an AdmissionReview, JSON or
-// HTTP.
-//
-// The objects belong to the caller. Rules must not modify them; a mutator
-// returns a modified copy instead.
-type AdmissionRequest[T any] struct {
+// AdmissionRequest is what a rule may need to know of the request beyond
+// its objects. The webhook adapter puts it in the rule's context; read it
+// with [AdmissionRequestFromContext].
+type AdmissionRequest struct {
 	Operation Operation
-	// Object is the object as it would be stored: set for CREATE and
-	// UPDATE, nil for DELETE.
-	Object *T
-	// OldObject is the stored object: set for UPDATE and DELETE, nil for
-	// CREATE.
-	OldObject *T
 	// Namespace and Name of the object. Name may be empty on CREATE when
 	// the client asked for a generated name.
 	Namespace, Name string
@@ -38,68 +68,16 @@ type AdmissionRequest[T any] struct {
 	DryRun bool
 }
 
-// Verdict is the answer to an admission request.
-type Verdict struct {
-	Allowed bool
-	// Message says why the request was denied; the API server shows it to
-	// the client. Empty when Allowed.
-	Message string
-	// Warnings are shown to the client whether or not the request is
-	// allowed (kubectl prints them as "Warning: ...").
-	Warnings []string
+type admissionRequestKey struct{}
+
+// NewContextWithAdmissionRequest returns a context that carries req.
+func NewContextWithAdmissionRequest(ctx context.Context, req AdmissionRequest) context.Context {
+	return context.WithValue(ctx, admissionRequestKey{}, req)
 }
 
-// Allow admits a request, with optional warnings.
-func Allow(warnings ...string) Verdict {
-	return Verdict{Allowed: true, Warnings: warnings}
-}
-
-// Deny refuses a request with a message for the client.
-func Deny(message string, warnings ...string) Verdict {
-	return Verdict{Allowed: false, Message: message, Warnings: warnings}
-}
-
-// Mutation is a mutating rule's answer: a verdict and, when the request is
-// allowed, the object to admit.
-type Mutation[T any] struct {
-	Verdict
-	// Object is the object to admit: a modified copy of the request's
-	// object, or nil when it is admitted unchanged. Ignored on denial.
-	Object *T
-}
-
-// Mutator knows how to change an object of type T on its way into the
-// cluster (a mutating admission rule, controller-runtime's Defaulter).
-//
-// Mutate never modifies the request's objects. A returned error means the
-// rule could not decide (it is reported as an internal error, and the API
-// server applies the webhook's failure policy); a refusal is a denied
-// [Mutation], not an error.
-type Mutator[T any] interface {
-	Mutate(ctx context.Context, req AdmissionRequest[T]) (Mutation[T], error)
-}
-
-// MutatorFunc is a function that is a [Mutator].
-type MutatorFunc[T any] func(ctx context.Context, req AdmissionRequest[T]) (Mutation[T], error)
-
-// Mutate calls f.
-func (f MutatorFunc[T]) Mutate(ctx context.Context, req AdmissionRequest[T]) (Mutation[T], error) {
-	return f(ctx, req)
-}
-
-// Validator knows how to decide whether an object of type T may enter (or
-// change in) the cluster (a validating admission rule).
-//
-// Validate never modifies the request's objects. A returned error means the
-// rule could not decide; a refusal is a [Verdict] with Allowed false.
-type Validator[T any] interface {
-	Validate(ctx context.Context, req AdmissionRequest[T]) (Verdict, error)
-}
-
-// ValidatorFunc is a function that is a [Validator].
-type ValidatorFunc[T any] func(ctx context.Context, req AdmissionRequest[T]) (Verdict, error)
-
-// Validate calls f.
-func (f ValidatorFunc[T]) Validate(ctx context.Context, req AdmissionRequest[T]) (Verdict, error) {
-	return f(ctx, req)
+// AdmissionRequestFromContext returns the request ctx carries; ok is false
+// outside an admission request.
+func AdmissionRequestFromContext(ctx context.Context) (req AdmissionRequest, ok bool) {
+	req, ok = ctx.Value(admissionRequestKey{}).(AdmissionRequest)
+	return req, ok
 }

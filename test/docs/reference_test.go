@@ -79,10 +79,7 @@ func TestReferenceNamesEveryMetric(t *testing.T) {
 func TestReferenceNamesEveryPathAndEventReason(t *testing.T) {
 	t.Parallel()
 	ref := reference(t)
-	paths := []string{app.ConvertPath}
-	for _, h := range app.PodWebhooks() {
-		paths = append(paths, h.Path)
-	}
+	paths := []string{app.ConvertPath, app.PodMutatePath, app.PodValidatePath}
 	paths = append(paths, app.ChaosPodV1MutatePath, app.ChaosPodV1ValidatePath, app.ChaosPodV2MutatePath, app.ChaosPodV2ValidatePath)
 	for _, p := range paths {
 		assert.Contains(t, ref, p, "docs/reference.md does not name the path %s", p)

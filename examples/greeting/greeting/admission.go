@@ -2,7 +2,6 @@ package greeting
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -21,63 +20,56 @@ const (
 	MaxSalutationLength = 32
 )
 
-var errNoObject = errors.New("request has no object")
-
 // Defaulter is the mutating rule for Greetings: it fills in the
-// salutation. Build it with NewDefaulter.
+// salutation, on create and on update (so that clearing it restores the
+// default). Build it with NewDefaulter.
 type Defaulter struct{}
 
-var _ ports.Mutator[greetingv1.Greeting] = (*Defaulter)(nil)
+var _ ports.Defaulter[*greetingv1.Greeting] = (*Defaulter)(nil)
 
 // NewDefaulter returns the defaulter.
 func NewDefaulter() *Defaulter { return &Defaulter{} }
 
-// Mutate sets an empty spec.salutation to [DefaultSalutation], on create
-// and on update (so that clearing it restores the default).
-func (*Defaulter) Mutate(_ context.Context, req ports.AdmissionRequest[greetingv1.Greeting]) (ports.Mutation[greetingv1.Greeting], error) {
-	if req.Operation != ports.OperationCreate && req.Operation != ports.OperationUpdate {
-		return ports.Mutation[greetingv1.Greeting]{Verdict: ports.Allow()}, nil
+// Default sets an empty spec.salutation to [DefaultSalutation].
+func (*Defaulter) Default(_ context.Context, g *greetingv1.Greeting) (ports.Warnings, error) {
+	if g.Spec.Salutation == "" {
+		g.Spec.Salutation = DefaultSalutation
 	}
-	if req.Object == nil {
-		return ports.Mutation[greetingv1.Greeting]{}, fmt.Errorf("default greeting: %s %w", req.Operation, errNoObject)
-	}
-	if req.Object.Spec.Salutation != "" {
-		return ports.Mutation[greetingv1.Greeting]{Verdict: ports.Allow()}, nil
-	}
-	obj := req.Object.DeepCopy()
-	obj.Spec.Salutation = DefaultSalutation
-	return ports.Mutation[greetingv1.Greeting]{Verdict: ports.Allow(), Object: obj}, nil
+	return nil, nil
 }
 
-// Validator is the validating rule for Greetings. Build it with
-// NewValidator.
+// Validator is the validating rule for Greetings: spec.name has 1 to
+// [MaxNameLength] characters and spec.salutation at most
+// [MaxSalutationLength]; any other Greeting is refused with a message
+// naming the field. Build it with NewValidator.
 type Validator struct{}
 
-var _ ports.Validator[greetingv1.Greeting] = (*Validator)(nil)
+var _ ports.Validator[*greetingv1.Greeting] = (*Validator)(nil)
 
 // NewValidator returns the validator.
 func NewValidator() *Validator { return &Validator{} }
 
-// Validate admits a created or updated Greeting whose spec.name has 1 to
-// [MaxNameLength] characters and whose spec.salutation has at most
-// [MaxSalutationLength]; it refuses any other with a message naming the
-// field. Other operations are admitted.
-func (*Validator) Validate(_ context.Context, req ports.AdmissionRequest[greetingv1.Greeting]) (ports.Verdict, error) {
-	if req.Operation != ports.OperationCreate && req.Operation != ports.OperationUpdate {
-		return ports.Allow(), nil
-	}
-	if req.Object == nil {
-		return ports.Verdict{}, fmt.Errorf("validate greeting: %s %w", req.Operation, errNoObject)
-	}
-	spec := req.Object.Spec
-	switch n := utf8.RuneCountInString(spec.Name); {
+// ValidateCreate checks the spec.
+func (*Validator) ValidateCreate(_ context.Context, g *greetingv1.Greeting) (ports.Warnings, error) {
+	switch n := utf8.RuneCountInString(g.Spec.Name); {
 	case n == 0:
-		return ports.Deny("spec.name is required: say whom to greet"), nil
+		return nil, ports.Denied("spec.name is required: say whom to greet")
 	case n > MaxNameLength:
-		return ports.Deny(fmt.Sprintf("spec.name has %d characters, more than %d", n, MaxNameLength)), nil
+		return nil, ports.Denied(fmt.Sprintf("spec.name has %d characters, more than %d", n, MaxNameLength))
 	}
-	if n := utf8.RuneCountInString(spec.Salutation); n > MaxSalutationLength {
-		return ports.Deny(fmt.Sprintf("spec.salutation has %d characters, more than %d", n, MaxSalutationLength)), nil
+	if n := utf8.RuneCountInString(g.Spec.Salutation); n > MaxSalutationLength {
+		return nil, ports.Denied(fmt.Sprintf("spec.salutation has %d characters, more than %d", n, MaxSalutationLength))
 	}
-	return ports.Allow(), nil
+	return nil, nil
+}
+
+// ValidateUpdate checks the new spec, as ValidateCreate does.
+func (v *Validator) ValidateUpdate(ctx context.Context, _, g *greetingv1.Greeting) (ports.Warnings, error) {
+	return v.ValidateCreate(ctx, g)
+}
+
+// ValidateDelete admits every deletion (the webhook is not registered for
+// them).
+func (*Validator) ValidateDelete(context.Context, *greetingv1.Greeting) (ports.Warnings, error) {
+	return nil, nil
 }

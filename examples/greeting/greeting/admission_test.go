@@ -2,6 +2,7 @@ package greeting_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -13,65 +14,36 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-func request(op ports.Operation, spec *greetingv1.GreetingSpec) ports.AdmissionRequest[greetingv1.Greeting] {
-	req := ports.AdmissionRequest[greetingv1.Greeting]{Operation: op, Namespace: key.Namespace, Name: key.Name}
-	if spec != nil {
-		req.Object = newGreeting(*spec, greetingv1.GreetingStatus{})
-	}
-	if op == ports.OperationUpdate || op == ports.OperationDelete {
-		req.OldObject = newGreeting(greetingv1.GreetingSpec{Name: "Old", Salutation: "Hi"}, greetingv1.GreetingStatus{})
-	}
-	return req
-}
-
 func TestDefaulter(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name    string
-		op      ports.Operation
-		spec    *greetingv1.GreetingSpec
-		want    *greetingv1.GreetingSpec // nil: admitted unchanged
-		wantErr bool
+		name string
+		spec greetingv1.GreetingSpec
+		want greetingv1.GreetingSpec
 	}{
 		{
-			name: "create without salutation gets the default",
-			op:   ports.OperationCreate, spec: &greetingv1.GreetingSpec{Name: "World"},
-			want: &greetingv1.GreetingSpec{Name: "World", Salutation: greeting.DefaultSalutation},
+			name: "without salutation gets the default",
+			spec: greetingv1.GreetingSpec{Name: "World"},
+			want: greetingv1.GreetingSpec{Name: "World", Salutation: greeting.DefaultSalutation},
 		},
 		{
-			name: "update without salutation gets the default",
-			op:   ports.OperationUpdate, spec: &greetingv1.GreetingSpec{Name: "World"},
-			want: &greetingv1.GreetingSpec{Name: "World", Salutation: "Hello"},
+			name: "a salutation is kept",
+			spec: greetingv1.GreetingSpec{Name: "World", Salutation: "Howdy"},
+			want: greetingv1.GreetingSpec{Name: "World", Salutation: "Howdy"},
 		},
-		{name: "a salutation is kept", op: ports.OperationCreate, spec: &greetingv1.GreetingSpec{Name: "World", Salutation: "Howdy"}},
-		{name: "delete is admitted", op: ports.OperationDelete},
-		{name: "create without an object cannot be decided", op: ports.OperationCreate, wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req := request(tt.op, tt.spec)
-			var before *greetingv1.Greeting
-			if req.Object != nil {
-				before = req.Object.DeepCopy()
-			}
+			obj := newGreeting(tt.spec, greetingv1.GreetingStatus{})
+			meta := obj.ObjectMeta
 
-			m, err := greeting.NewDefaulter().Mutate(context.Background(), req)
+			warnings, err := greeting.NewDefaulter().Default(context.Background(), obj)
 
-			if tt.wantErr {
-				assert.Error(t, err)
-				return
-			}
 			require.NoError(t, err)
-			assert.True(t, m.Allowed)
-			assert.Equal(t, before, req.Object, "the request's object is not modified")
-			if tt.want == nil {
-				assert.Nil(t, m.Object)
-				return
-			}
-			require.NotNil(t, m.Object)
-			assert.Equal(t, *tt.want, m.Object.Spec)
-			assert.Equal(t, req.Object.ObjectMeta, m.Object.ObjectMeta, "only the spec changes")
+			assert.Empty(t, warnings)
+			assert.Equal(t, tt.want, obj.Spec)
+			assert.Equal(t, meta, obj.ObjectMeta, "only the spec changes")
 		})
 	}
 }
@@ -80,53 +52,41 @@ func TestValidator(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
-		op         ports.Operation
-		spec       *greetingv1.GreetingSpec
+		spec       greetingv1.GreetingSpec
 		wantDenied string // the message's substring; "" when allowed
-		wantErr    bool
 	}{
-		{name: "a name and a salutation", op: ports.OperationCreate, spec: &greetingv1.GreetingSpec{Name: "World", Salutation: "Hello"}},
-		{name: "a name alone", op: ports.OperationCreate, spec: &greetingv1.GreetingSpec{Name: "World"}},
-		{name: "63 characters of name", op: ports.OperationCreate, spec: &greetingv1.GreetingSpec{Name: strings.Repeat("a", 63)}},
-		{name: "63 characters of name, not bytes", op: ports.OperationCreate, spec: &greetingv1.GreetingSpec{Name: strings.Repeat("é", 63)}},
-		{name: "32 characters of salutation", op: ports.OperationUpdate, spec: &greetingv1.GreetingSpec{Name: "x", Salutation: strings.Repeat("b", 32)}},
-		{
-			name: "an empty name", op: ports.OperationCreate, spec: &greetingv1.GreetingSpec{Salutation: "Hello"},
-			wantDenied: "spec.name is required",
-		},
-		{
-			name: "an empty name on update", op: ports.OperationUpdate, spec: &greetingv1.GreetingSpec{},
-			wantDenied: "spec.name is required",
-		},
-		{
-			name: "64 characters of name", op: ports.OperationCreate, spec: &greetingv1.GreetingSpec{Name: strings.Repeat("a", 64)},
-			wantDenied: "spec.name has 64 characters, more than 63",
-		},
-		{
-			name: "33 characters of salutation", op: ports.OperationCreate, spec: &greetingv1.GreetingSpec{Name: "x", Salutation: strings.Repeat("b", 33)},
-			wantDenied: "spec.salutation has 33 characters, more than 32",
-		},
-		{name: "delete is admitted", op: ports.OperationDelete},
-		{name: "update without an object cannot be decided", op: ports.OperationUpdate, wantErr: true},
+		{name: "a name and a salutation", spec: greetingv1.GreetingSpec{Name: "World", Salutation: "Hello"}},
+		{name: "a name alone", spec: greetingv1.GreetingSpec{Name: "World"}},
+		{name: "63 characters of name", spec: greetingv1.GreetingSpec{Name: strings.Repeat("a", 63)}},
+		{name: "63 characters of name, not bytes", spec: greetingv1.GreetingSpec{Name: strings.Repeat("é", 63)}},
+		{name: "32 characters of salutation", spec: greetingv1.GreetingSpec{Name: "x", Salutation: strings.Repeat("b", 32)}},
+		{name: "an empty name", spec: greetingv1.GreetingSpec{Salutation: "Hello"}, wantDenied: "spec.name is required"},
+		{name: "nothing", spec: greetingv1.GreetingSpec{}, wantDenied: "spec.name is required"},
+		{name: "64 characters of name", spec: greetingv1.GreetingSpec{Name: strings.Repeat("a", 64)}, wantDenied: "spec.name has 64 characters, more than 63"},
+		{name: "33 characters of salutation", spec: greetingv1.GreetingSpec{Name: "x", Salutation: strings.Repeat("b", 33)}, wantDenied: "spec.salutation has 33 characters, more than 32"},
 	}
+	ctx := context.Background()
+	v := greeting.NewValidator()
+	old := newGreeting(greetingv1.GreetingSpec{Name: "Old", Salutation: "Hi"}, greetingv1.GreetingStatus{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req := request(tt.op, tt.spec)
+			obj := newGreeting(tt.spec, greetingv1.GreetingStatus{})
 
-			v, err := greeting.NewValidator().Validate(context.Background(), req)
+			_, createErr := v.ValidateCreate(ctx, obj)
+			_, updateErr := v.ValidateUpdate(ctx, old, obj)
 
-			if tt.wantErr {
-				assert.Error(t, err)
-				return
+			for _, err := range []error{createErr, updateErr} {
+				if tt.wantDenied == "" {
+					assert.NoError(t, err)
+					continue
+				}
+				var d *ports.DeniedError
+				require.True(t, errors.As(err, &d), "a refusal is ports.Denied, not %v", err)
+				assert.Contains(t, d.Message, tt.wantDenied)
 			}
-			require.NoError(t, err, "a refusal is a verdict, not an error")
-			if tt.wantDenied == "" {
-				assert.Equal(t, ports.Allow(), v)
-				return
-			}
-			assert.False(t, v.Allowed)
-			assert.Contains(t, v.Message, tt.wantDenied)
 		})
 	}
+	_, err := v.ValidateDelete(ctx, old)
+	assert.NoError(t, err)
 }

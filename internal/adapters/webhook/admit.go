@@ -13,6 +13,7 @@ import (
 	jsoniter "github.com/json-iterator/go"
 	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -49,54 +50,90 @@ func (r Resource) check(req *admissionv1.AdmissionRequest) error {
 	return nil
 }
 
-// Mutating adapts a typed mutating rule to an Admitter. The answer carries
-// a minimal JSON patch from the object as received to the rule's copy.
-func Mutating[T any](res Resource, m ports.Mutator[T]) Admitter {
-	return &mutating[T]{res: res, mutate: m.Mutate}
+// Mutating makes h a mutating hook answered by d, and [Validating] a
+// validating one answered by v: the adapter checks that a request is for
+// h.Resource, admits an operation that h.Operations leave out without
+// asking the rule, decodes the objects the rule's method takes (an absent
+// one is a bad request), and puts the request's facts in the context
+// (ports.AdmissionRequestFromContext). Set h's other fields first.
+func Mutating[T any](h Hook, d ports.Defaulter[*T]) Hook {
+	h.Type, h.Admitter = MutatingHook, &admitter[T]{res: h.Resource, ops: h.Operations, defaulter: d}
+	return h
 }
 
-// Validating adapts a typed validating rule to an Admitter.
-func Validating[T any](res Resource, v ports.Validator[T]) Admitter {
-	return &validating[T]{res: res, validate: v.Validate}
+// Validating: see [Mutating].
+func Validating[T any](h Hook, v ports.Validator[*T]) Hook {
+	h.Type, h.Admitter = ValidatingHook, &admitter[T]{res: h.Resource, ops: h.Operations, validator: v}
+	return h
 }
 
-type mutating[T any] struct {
-	res    Resource
-	mutate func(context.Context, ports.AdmissionRequest[T]) (ports.Mutation[T], error)
+// admitter adapts one rule, a defaulter or a validator, to an Admitter.
+type admitter[T any] struct {
+	res       Resource
+	ops       []admissionregistrationv1.OperationType
+	defaulter ports.Defaulter[*T]
+	validator ports.Validator[*T]
 }
 
-func (m *mutating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	typed, err := decodeRequest[T](m.res, req)
+func (a *admitter[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+	if err := a.res.check(req); err != nil {
+		return errored(http.StatusBadRequest, err)
+	}
+	op := admissionregistrationv1.OperationType(req.Operation)
+	served := slices.Contains(a.ops, op) || slices.Contains(a.ops, admissionregistrationv1.OperationAll)
+	// A defaulter has nothing to change on a deletion; CONNECT has no
+	// method.
+	if !served || op == admissionregistrationv1.Connect || (a.defaulter != nil && op == admissionregistrationv1.Delete) {
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	}
+	obj, old, err := decodeObjects[T](req, a.defaulter == nil)
 	if err != nil {
 		return errored(http.StatusBadRequest, err)
 	}
-	out, err := m.mutate(ctx, typed)
-	if err != nil {
-		return errored(http.StatusInternalServerError, err)
+	ctx = ports.NewContextWithAdmissionRequest(ctx, ports.AdmissionRequest{
+		Operation: ports.Operation(req.Operation),
+		Namespace: req.Namespace,
+		Name:      req.Name,
+		Username:  req.UserInfo.Username,
+		DryRun:    req.DryRun != nil && *req.DryRun,
+	})
+	if a.defaulter != nil {
+		return a.mutate(ctx, req, obj)
 	}
-	if !out.Allowed {
-		return denied(out.Verdict)
+	var warnings ports.Warnings
+	switch op {
+	case admissionregistrationv1.Create:
+		warnings, err = a.validator.ValidateCreate(ctx, obj)
+	case admissionregistrationv1.Update:
+		warnings, err = a.validator.ValidateUpdate(ctx, old, obj)
+	default:
+		warnings, err = a.validator.ValidateDelete(ctx, old)
 	}
-	resp := &admissionv1.AdmissionResponse{Allowed: true, Warnings: out.Warnings}
-	if out.Object == nil || typed.Object == nil {
+	return verdict(warnings, err)
+}
+
+// mutate hands obj to the defaulter and answers with a minimal JSON patch
+// from the object as received to the object as the rule left it.
+func (a *admitter[T]) mutate(ctx context.Context, req *admissionv1.AdmissionRequest, obj *T) *admissionv1.AdmissionResponse {
+	// The copy to diff against: API types copy themselves, far cheaper
+	// than decoding again.
+	var (
+		before *T
+		err    error
+	)
+	if c, ok := any(obj).(interface{ DeepCopy() *T }); ok {
+		before = c.DeepCopy()
+	} else if before, err = decodeObject[T](req.Object.Raw, "object"); err != nil {
+		return errored(http.StatusBadRequest, err)
+	}
+	warnings, err := a.defaulter.Default(ctx, obj)
+	resp := verdict(warnings, err)
+	if !resp.Allowed {
 		return resp
-	}
-	// The port promises a modified copy, so the request's object is still
-	// the object as received: no copy of it is made before the rule runs
-	// (a Pod's deep copy was a fifth of a request's garbage). A rule that
-	// returns the request's own object changed it in place; the request is
-	// decoded again for the original.
-	before := typed.Object
-	if out.Object == typed.Object {
-		again, err := decodeRequest[T](m.res, req)
-		if err != nil {
-			return errored(http.StatusBadRequest, err)
-		}
-		before = again.Object
 	}
 	// Most rules change labels or annotations only: such a change becomes
 	// its patch directly, anything else is diffed below.
-	if ops, ok := metadataPatch(before, out.Object); ok {
+	if ops, ok := metadataPatch(before, obj); ok {
 		return withPatch(resp, ops)
 	}
 	// The patch is computed between two encodings of the same Go type, not
@@ -105,11 +142,11 @@ func (m *mutating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionReque
 	// up as spurious "remove" and "replace" operations.
 	original, err := json.Marshal(before)
 	if err != nil {
-		return errored(http.StatusInternalServerError, fmt.Errorf("encode %s: %w", m.res.Kind.Kind, err))
+		return errored(http.StatusInternalServerError, fmt.Errorf("encode %s: %w", a.res.Kind.Kind, err))
 	}
-	mutated, err := json.Marshal(out.Object)
+	mutated, err := json.Marshal(obj)
 	if err != nil {
-		return errored(http.StatusInternalServerError, fmt.Errorf("encode mutated %s: %w", m.res.Kind.Kind, err))
+		return errored(http.StatusInternalServerError, fmt.Errorf("encode mutated %s: %w", a.res.Kind.Kind, err))
 	}
 	ops, err := jsonpatch.CreatePatch(original, mutated)
 	if err != nil {
@@ -174,50 +211,22 @@ func encodePatch(ops []jsonpatch.Operation) ([]byte, error) {
 	return slices.Clone(st.Buffer()), nil
 }
 
-type validating[T any] struct {
-	res      Resource
-	validate func(context.Context, ports.AdmissionRequest[T]) (ports.Verdict, error)
-}
-
-func (v *validating[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
-	typed, err := decodeRequest[T](v.res, req)
-	if err != nil {
-		return errored(http.StatusBadRequest, err)
+// decodeObjects decodes the request's object and old object. The object
+// is required on CREATE and UPDATE, the old object on UPDATE and DELETE
+// when withOld: the rule's method takes what it requires.
+func decodeObjects[T any](req *admissionv1.AdmissionRequest, withOld bool) (obj, old *T, err error) {
+	op := req.Operation
+	if op != admissionv1.Delete && len(req.Object.Raw) == 0 {
+		return obj, old, fmt.Errorf("%s request without request.object", op)
 	}
-	verdict, err := v.validate(ctx, typed)
-	if err != nil {
-		return errored(http.StatusInternalServerError, err)
+	if withOld && op != admissionv1.Create && len(req.OldObject.Raw) == 0 {
+		return obj, old, fmt.Errorf("%s request without request.oldObject", op)
 	}
-	if !verdict.Allowed {
-		return denied(verdict)
+	if obj, err = decodeObject[T](req.Object.Raw, "object"); err != nil {
+		return obj, old, err
 	}
-	return &admissionv1.AdmissionResponse{Allowed: true, Warnings: verdict.Warnings}
-}
-
-// decodeRequest turns the wire request into the typed one the rules take.
-func decodeRequest[T any](res Resource, req *admissionv1.AdmissionRequest) (ports.AdmissionRequest[T], error) {
-	if err := res.check(req); err != nil {
-		return ports.AdmissionRequest[T]{}, err
-	}
-	out := ports.AdmissionRequest[T]{
-		Operation: ports.Operation(req.Operation),
-		Namespace: req.Namespace,
-		Name:      req.Name,
-		Username:  req.UserInfo.Username,
-		DryRun:    req.DryRun != nil && *req.DryRun,
-	}
-	var err error
-	if out.Object, err = decodeObject[T](req.Object.Raw, "object"); err != nil {
-		return out, err
-	}
-	if out.OldObject, err = decodeObject[T](req.OldObject.Raw, "oldObject"); err != nil {
-		return out, err
-	}
-	needsObject := req.Operation == admissionv1.Create || req.Operation == admissionv1.Update
-	if needsObject && out.Object == nil {
-		return out, fmt.Errorf("%s request without request.object", req.Operation)
-	}
-	return out, nil
+	old, err = decodeObject[T](req.OldObject.Raw, "oldObject")
+	return obj, old, err
 }
 
 // decodeConfig decodes as encoding/json does (json.Unmarshaler and
@@ -255,6 +264,7 @@ func unmarshal(data []byte, v any) error {
 	return errors.New(msg)
 }
 
+// decodeObject decodes raw into a new T; nil when raw is empty.
 func decodeObject[T any](raw []byte, field string) (*T, error) {
 	if len(raw) == 0 {
 		return nil, nil
@@ -319,17 +329,27 @@ func resolves(doc any, tokens []string) bool {
 	return true
 }
 
-func denied(v ports.Verdict) *admissionv1.AdmissionResponse {
-	return &admissionv1.AdmissionResponse{
-		Allowed:  false,
-		Warnings: v.Warnings,
-		Result: &metav1.Status{
-			Status:  metav1.StatusFailure,
-			Code:    http.StatusForbidden,
-			Reason:  metav1.StatusReasonForbidden,
-			Message: v.Message,
-		},
+// verdict is the answer to a rule's result: allowed; denied, when err is
+// a refusal (ports.Denied), with its message and code 403; else not
+// decided (see [errored]). Warnings pass through either way but the last.
+func verdict(warnings ports.Warnings, err error) *admissionv1.AdmissionResponse {
+	var denial *ports.DeniedError
+	switch {
+	case err == nil:
+		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: warnings}
+	case errors.As(err, &denial):
+		return &admissionv1.AdmissionResponse{
+			Allowed:  false,
+			Warnings: warnings,
+			Result: &metav1.Status{
+				Status:  metav1.StatusFailure,
+				Code:    http.StatusForbidden,
+				Reason:  metav1.StatusReasonForbidden,
+				Message: denial.Message,
+			},
+		}
 	}
+	return errored(http.StatusInternalServerError, err)
 }
 
 // errored answers a request that could not be decided. It is still a

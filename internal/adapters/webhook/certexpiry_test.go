@@ -54,8 +54,8 @@ func moduleWithRegistry(t *testing.T, opts webhook.Options, reg *prometheus.Regi
 		fx.Supply(opts, zap.NewNop()),
 		fx.Provide(
 			func() prometheus.Registerer { return reg },
-			fx.Annotate(operator.PodWebhooks, fx.ResultTags(webhook.GroupHooks)),
 		),
+		operator.PodWebhooks,
 		fx.NopLogger,
 		fx.Populate(&certs),
 	}, extra...)...)

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,15 +43,14 @@ func FuzzAdmissionReview(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(``))
 
-	pods := Resource{
-		Kind:     corev1.SchemeGroupVersion.WithKind("Pod"),
-		Resource: corev1.SchemeGroupVersion.WithResource("pods"),
+	row := func(path string) Hook {
+		return Hook{Name: path[1:] + ".test", Path: path, TimeoutSeconds: 10,
+			Resource:   Resource{Kind: corev1.SchemeGroupVersion.WithKind("Pod"), Resource: corev1.SchemeGroupVersion.WithResource("pods")},
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}}
 	}
 	hooks := []Hook{
-		{Name: "mutate.test", Path: "/mutate", Type: MutatingHook, TimeoutSeconds: 10,
-			Admitter: Mutating[corev1.Pod](pods, admission.NewPodAnnotator())},
-		{Name: "validate.test", Path: "/validate", Type: ValidatingHook, TimeoutSeconds: 10,
-			Admitter: Validating[corev1.Pod](pods, admission.NewPodValidator())},
+		Mutating[corev1.Pod](row("/mutate"), admission.NewPodAnnotator()),
+		Validating[corev1.Pod](row("/validate"), admission.NewPodValidator()),
 	}
 	s, err := New(Options{}, noCerts{}, hooks, prometheus.NewRegistry(), zap.NewNop())
 	if err != nil {

@@ -18,11 +18,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +35,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/memory"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/app"
-	"github.com/hexagonal-operator/operator/internal/domain/admission"
+	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 func TestMain(m *testing.M) {
@@ -60,7 +62,52 @@ type fixture struct {
 }
 
 func podHooks() []webhook.Hook {
-	return app.PodWebhooks()
+	return hooksOf(app.PodWebhooks)
+}
+
+// hooksOf are the rows that opts register, built as the operator builds
+// them.
+func hooksOf(opts ...fx.Option) []webhook.Hook {
+	var table struct {
+		fx.In
+		Hooks []webhook.Hook `group:"webhooks"`
+	}
+	if err := fx.New(append(opts, fx.NopLogger, fx.Populate(&table))...).Err(); err != nil {
+		panic(err)
+	}
+	return table.Hooks
+}
+
+// testHook is a row on Pods at path for a test's rule, which
+// webhook.Mutating or webhook.Validating adds.
+func testHook(path string) webhook.Hook {
+	return webhook.Hook{
+		Name: strings.Trim(strings.ReplaceAll(path, "/", "."), ".") + ".test.io", Path: path, TimeoutSeconds: 10,
+		Resource: app.PodResource, Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+	}
+}
+
+// validateFunc is a test's validator of Pods: each method calls it with
+// the request's object (the new one on update).
+type validateFunc func(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error)
+
+func (f validateFunc) ValidateCreate(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+	return f(ctx, pod)
+}
+
+func (f validateFunc) ValidateUpdate(ctx context.Context, _, pod *corev1.Pod) (ports.Warnings, error) {
+	return f(ctx, pod)
+}
+
+func (f validateFunc) ValidateDelete(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+	return f(ctx, pod)
+}
+
+// defaultFunc is a test's defaulter of Pods.
+type defaultFunc func(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error)
+
+func (f defaultFunc) Default(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+	return f(ctx, pod)
 }
 
 func startFixture(t testing.TB, hooks []webhook.Hook, mod func(*webhook.Options), conversions ...webhook.Conversion) *fixture {
@@ -239,19 +286,12 @@ type pemBlock = pem.Block
 
 func decodePEM(data []byte) (*pem.Block, []byte) { return pem.Decode(data) }
 
-func chaosPodHooks(t testing.TB) []webhook.Hook {
-	t.Helper()
-	c := &clock{now: time.Now()}
-	d, err := admission.NewChaosPodDefaulter(c)
-	require.NoError(t, err)
-	v, err := admission.NewChaosPodValidator(c)
-	require.NoError(t, err)
-	return app.ChaosPodWebhooks(d, v)
+func chaosPodHooks() []webhook.Hook {
+	clock := &clock{now: time.Now()}
+	return hooksOf(app.ChaosPodWebhooks, fx.Supply(fx.Annotate(clock, fx.As(new(ports.Clock)))))
 }
 
-func operatorPodHooks(t testing.TB) []webhook.Hook {
-	t.Helper()
-	v, err := admission.NewOperatorPodValidator(memory.NewStore[*chaosv1.ChaosPod](chaosv1.GroupKind))
-	require.NoError(t, err)
-	return app.OperatorPodWebhooks(v)
+func operatorPodHooks() []webhook.Hook {
+	chaosPods := memory.NewStore[*chaosv1.ChaosPod](chaosv1.GroupKind)
+	return hooksOf(app.OperatorPodWebhooks, fx.Supply(fx.Annotate(chaosPods, fx.As(new(ports.Reader[*chaosv1.ChaosPod])))))
 }

@@ -3,6 +3,7 @@ package webhook
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -18,11 +19,12 @@ const (
 	ValidatingHook HookType = "Validating"
 )
 
-// Hook is one row of the registration table: where a webhook is served, what
-// answers it, and how the API server should call it. The server mounts
-// Admitter at Path; the same row renders the webhook's entry in the
-// Mutating/ValidatingWebhookConfiguration, and a test holds the YAML in
-// config/webhook to it, so code and manifests cannot drift.
+// Hook is one row of the registration table: where a webhook is served,
+// what it serves, what answers it, and how the API server should call it.
+// The server mounts Admitter at Path; the same row renders the webhook's
+// entry in the Mutating/ValidatingWebhookConfiguration, and a test holds
+// the YAML in config/webhook to it, so code and manifests cannot drift.
+// [Mutating] and [Validating] set Type and Admitter.
 type Hook struct {
 	// Name is the webhook's name in its configuration (a qualified name,
 	// unique within the configuration).
@@ -32,8 +34,11 @@ type Hook struct {
 	Type     HookType
 	Admitter Admitter
 
-	// Rules say which operations on which resources are sent.
-	Rules         []admissionregistrationv1.RuleWithOperations
+	// Resource and Operations are the webhook's rule: the API server sends
+	// these operations on this (namespaced) resource, and the admitter
+	// answers no other.
+	Resource      Resource
+	Operations    []admissionregistrationv1.OperationType
 	FailurePolicy admissionregistrationv1.FailurePolicyType
 	MatchPolicy   admissionregistrationv1.MatchPolicyType
 	SideEffects   admissionregistrationv1.SideEffectClass
@@ -47,6 +52,19 @@ type Hook struct {
 	MatchConditions []admissionregistrationv1.MatchCondition
 	// ReinvocationPolicy applies to mutating hooks only.
 	ReinvocationPolicy admissionregistrationv1.ReinvocationPolicyType
+}
+
+func (h Hook) rules() []admissionregistrationv1.RuleWithOperations {
+	r, scope := h.Resource.Resource, admissionregistrationv1.NamespacedScope
+	return []admissionregistrationv1.RuleWithOperations{{
+		Operations: h.Operations,
+		Rule: admissionregistrationv1.Rule{
+			APIGroups:   []string{r.Group},
+			APIVersions: []string{r.Version},
+			Resources:   []string{r.Resource},
+			Scope:       &scope,
+		},
+	}}
 }
 
 func validateHooks(hooks []Hook) error {
@@ -64,6 +82,9 @@ func validateHooks(hooks []Hook) error {
 		paths[h.Path] = true
 		if h.Admitter == nil {
 			errs = append(errs, fmt.Errorf("%s: no admitter", what))
+		}
+		if len(h.Operations) == 0 {
+			errs = append(errs, fmt.Errorf("%s: no operations", what))
 		}
 		seen, ok := names[h.Type]
 		switch {
@@ -103,14 +124,14 @@ func MutatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *ad
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 	}
-	for _, h := range hooks {
+	for _, h := range byPath(hooks) {
 		if h.Type != MutatingHook {
 			continue
 		}
 		out.Webhooks = append(out.Webhooks, admissionregistrationv1.MutatingWebhook{
 			Name:                    h.Name,
 			ClientConfig:            svc.clientConfig(h.Path),
-			Rules:                   h.Rules,
+			Rules:                   h.rules(),
 			FailurePolicy:           ptrOrNil(h.FailurePolicy),
 			MatchPolicy:             ptrOrNil(h.MatchPolicy),
 			NamespaceSelector:       h.NamespaceSelector,
@@ -131,14 +152,14 @@ func ValidatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 	}
-	for _, h := range hooks {
+	for _, h := range byPath(hooks) {
 		if h.Type != ValidatingHook {
 			continue
 		}
 		out.Webhooks = append(out.Webhooks, admissionregistrationv1.ValidatingWebhook{
 			Name:                    h.Name,
 			ClientConfig:            svc.clientConfig(h.Path),
-			Rules:                   h.Rules,
+			Rules:                   h.rules(),
 			FailurePolicy:           ptrOrNil(h.FailurePolicy),
 			MatchPolicy:             ptrOrNil(h.MatchPolicy),
 			NamespaceSelector:       h.NamespaceSelector,
@@ -150,6 +171,12 @@ func ValidatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *
 		})
 	}
 	return out
+}
+
+// byPath orders the rows, which come from an fx value group in no
+// particular order, so that a configuration renders the same every time.
+func byPath(hooks []Hook) []Hook {
+	return slices.SortedFunc(slices.Values(hooks), func(a, b Hook) int { return strings.Compare(a.Path, b.Path) })
 }
 
 func ptrOrNil[T comparable](v T) *T {

@@ -64,7 +64,7 @@ func readObjects(t *testing.T, path string) []any {
 
 func TestManifestsMatchTheRegistrationTable(t *testing.T) {
 	t.Parallel()
-	hooks := append(append(podHooks(), chaosPodHooks(t)...), operatorPodHooks(t)...)
+	hooks := append(append(podHooks(), chaosPodHooks()...), operatorPodHooks()...)
 	objs := readObjects(t, filepath.Join(configDir, "manifests.yaml"))
 	require.Len(t, objs, 2, "one Mutating- and one ValidatingWebhookConfiguration")
 
@@ -92,9 +92,8 @@ func TestPodHooksFollowTheSpec(t *testing.T) {
 		assert.Equal(t, "kubernetes.io/metadata.name", expr.Key)
 		assert.EqualValues(t, "NotIn", expr.Operator)
 		assert.ElementsMatch(t, []string{"kube-system", "kube-public", "kube-node-lease", "hexagonal-operator-system"}, expr.Values)
-		require.Len(t, h.Rules, 1)
-		assert.ElementsMatch(t, []admissionregistrationv1.OperationType{"CREATE", "UPDATE"}, h.Rules[0].Operations)
-		assert.Equal(t, []string{"pods"}, h.Rules[0].Resources)
+		assert.ElementsMatch(t, []admissionregistrationv1.OperationType{"CREATE", "UPDATE"}, h.Operations)
+		assert.Equal(t, "pods", h.Resource.Resource.Resource)
 	}
 	assert.Equal(t, map[string]webhook.HookType{
 		"/mutate--v1-pod":   webhook.MutatingHook,

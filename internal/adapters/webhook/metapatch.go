@@ -17,7 +17,7 @@ import (
 func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool) {
 	b, okB := any(before).(metav1.Object)
 	a, okA := any(after).(metav1.Object)
-	if !okB || !okA || any(before) == any(after) {
+	if !okB || !okA {
 		return nil, false
 	}
 	// Only an object that names itself surely arrived with a metadata

@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
-	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -40,9 +39,9 @@ func counter(t *testing.T, g prometheus.Gatherer, name string) float64 {
 func TestPanicsAreCounted(t *testing.T) {
 	t.Parallel()
 	hooks := []webhook.Hook{
-		testHook("/panic", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+		webhook.Validating(testHook("/panic"), validateFunc(func(context.Context, *corev1.Pod) (ports.Warnings, error) {
 			panic("rule exploded")
-		}))),
+		})),
 	}
 	convert := webhook.Conversion{Path: "/convert-panic", Convert: func(context.Context, []byte, string) ([]byte, error) {
 		panic("conversion exploded")

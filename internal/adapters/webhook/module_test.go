@@ -35,8 +35,8 @@ func graph(opts webhook.Options, extra ...fx.Option) []fx.Option {
 		fx.Supply(opts, zap.NewNop()),
 		fx.Provide(
 			func() prometheus.Registerer { return prometheus.NewRegistry() },
-			fx.Annotate(operator.PodWebhooks, fx.ResultTags(webhook.GroupHooks)),
 		),
+		operator.PodWebhooks,
 		fx.NopLogger,
 	}, extra...)
 }

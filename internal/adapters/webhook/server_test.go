@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -318,36 +319,26 @@ func TestValidationVerdicts(t *testing.T) {
 	}
 }
 
-func testHook(path string, typ webhook.HookType, a webhook.Admitter) webhook.Hook {
-	return webhook.Hook{Name: strings.Trim(strings.ReplaceAll(path, "/", "."), ".") + ".test.io", Path: path, Type: typ, Admitter: a, TimeoutSeconds: 10}
-}
-
 func TestRulesWarningsErrorsAndPanics(t *testing.T) {
 	t.Parallel()
 	hooks := []webhook.Hook{
-		testHook("/panic", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+		webhook.Validating(testHook("/panic"), validateFunc(func(context.Context, *corev1.Pod) (ports.Warnings, error) {
 			panic("rule exploded")
-		}))),
-		testHook("/error", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
-			return ports.Verdict{}, assert.AnError
-		}))),
-		testHook("/warn-deny", webhook.MutatingHook, webhook.Mutating(app.PodResource, ports.MutatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
-			return ports.Mutation[corev1.Pod]{Verdict: ports.Deny("no", "careful", "very careful")}, nil
-		}))),
-		testHook("/in-place", webhook.MutatingHook, webhook.Mutating(app.PodResource, ports.MutatorFunc[corev1.Pod](func(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Mutation[corev1.Pod], error) {
-			// Breaks the contract by changing the request's object.
-			req.Object.Labels["added"] = "yes"
-			return ports.Mutation[corev1.Pod]{Verdict: ports.Allow("w"), Object: req.Object}, nil
-		}))),
-		testHook("/request", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(_ context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
-			// Echo what the rule saw as warnings.
-			oldName := "<none>"
-			if req.OldObject != nil {
-				oldName = req.OldObject.Name
-			}
-			return ports.Allow(string(req.Operation), req.Namespace+"/"+req.Name, req.Username,
-				req.Object.Name, oldName, map[bool]string{true: "dry", false: "wet"}[req.DryRun]), nil
-		}))),
+		})),
+		webhook.Validating(testHook("/error"), validateFunc(func(context.Context, *corev1.Pod) (ports.Warnings, error) {
+			return ports.Warnings{"unseen"}, assert.AnError
+		})),
+		webhook.Mutating(testHook("/warn-deny"), defaultFunc(func(context.Context, *corev1.Pod) (ports.Warnings, error) {
+			return ports.Warnings{"careful", "very careful"}, fmt.Errorf("wrapped: %w", ports.Denied("no"))
+		})),
+		webhook.Mutating(testHook("/in-place"), defaultFunc(func(_ context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+			pod.Labels["added"] = "yes"
+			return ports.Warnings{"w"}, nil
+		})),
+		webhook.Validating(testHook("/request"), echo{}),
+		webhook.Validating(withHook(testHook("/delete"), func(h *webhook.Hook) {
+			h.Operations = []admissionregistrationv1.OperationType{admissionregistrationv1.Delete}
+		}), echo{}),
 	}
 	f := startFixture(t, hooks, nil)
 
@@ -366,33 +357,98 @@ func TestRulesWarningsErrorsAndPanics(t *testing.T) {
 		got := f.admit(t, "/request", podReview(t, "p3", admissionv1.Create, testPod(nil), nil))
 		assert.True(t, got.Allowed)
 	})
-	t.Run("error is a denial with code 500", func(t *testing.T) {
+	t.Run("an error that is not a denial is a denial with code 500", func(t *testing.T) {
 		got := f.admit(t, "/error", podReview(t, "e1", admissionv1.Create, testPod(nil), nil))
 		assert.Equal(t, "e1", string(got.UID))
 		assert.False(t, got.Allowed)
 		assert.Equal(t, int32(500), got.Result.Code)
+		assert.Equal(t, metav1.StatusReasonInternalError, got.Result.Reason)
 		assert.Contains(t, got.Result.Message, assert.AnError.Error())
+		assert.Empty(t, got.Warnings)
 	})
-	t.Run("warnings pass through a denial", func(t *testing.T) {
+	t.Run("a wrapped denial is a denial with code 403, and warnings pass through", func(t *testing.T) {
 		got := f.admit(t, "/warn-deny", podReview(t, "w1", admissionv1.Create, testPod(nil), nil))
 		assert.False(t, got.Allowed)
 		assert.Equal(t, []string{"careful", "very careful"}, got.Warnings)
+		assert.Equal(t, int32(http.StatusForbidden), got.Result.Code)
 		assert.Equal(t, "no", got.Result.Message)
+		assert.Nil(t, got.Patch)
 	})
-	t.Run("a rule changing the request in place still gets its patch", func(t *testing.T) {
+	t.Run("the defaulter's change is the patch", func(t *testing.T) {
 		got := f.admit(t, "/in-place", podReview(t, "i1", admissionv1.Create, testPod(nil), nil))
 		assert.True(t, got.Allowed)
 		assert.Equal(t, []string{"w"}, got.Warnings)
 		assert.JSONEq(t, `[{"op":"add","path":"/metadata/labels/added","value":"yes"}]`, string(got.Patch))
 	})
-	t.Run("the rule sees the decoded request", func(t *testing.T) {
+	t.Run("the rule sees the decoded objects and the request's facts", func(t *testing.T) {
 		old := testPod(nil)
 		old.Name = "old-web"
 		got := f.admit(t, "/request", podReview(t, "r1", admissionv1.Update, testPod(nil), old, func(r *admissionv1.AdmissionReview) {
 			r.Request.DryRun = new(true)
 		}))
-		assert.Equal(t, []string{"UPDATE", "apps/web", "alice", "web", "old-web", "dry"}, got.Warnings)
+		assert.Equal(t, []string{"update", "old-web", "web", "UPDATE", "apps/web", "alice", "dry"}, got.Warnings)
+		got = f.admit(t, "/request", podReview(t, "r2", admissionv1.Create, testPod(nil), nil))
+		assert.Equal(t, []string{"create", "web", "CREATE", "apps/web", "alice", "wet"}, got.Warnings)
 	})
+	t.Run("an operation the hook is not registered for is admitted without the rule", func(t *testing.T) {
+		for _, op := range []admissionv1.Operation{admissionv1.Delete, admissionv1.Connect} {
+			got := f.admit(t, "/request", podReview(t, "o1", op, nil, testPod(nil)))
+			assert.True(t, got.Allowed, op)
+			assert.Empty(t, got.Warnings, op)
+		}
+		got := f.admit(t, "/delete", podReview(t, "o2", admissionv1.Update, testPod(nil), testPod(nil)))
+		assert.True(t, got.Allowed)
+		assert.Empty(t, got.Warnings)
+	})
+	t.Run("a deletion is validated on its old object", func(t *testing.T) {
+		got := f.admit(t, "/delete", podReview(t, "d1", admissionv1.Delete, nil, testPod(nil)))
+		assert.True(t, got.Allowed)
+		assert.Equal(t, []string{"delete", "web", "DELETE", "apps/web", "alice", "wet"}, got.Warnings)
+	})
+	t.Run("an object the method takes is required", func(t *testing.T) {
+		for _, tt := range []struct {
+			path     string
+			op       admissionv1.Operation
+			obj, old any
+			want     string
+		}{
+			{"/request", admissionv1.Update, testPod(nil), nil, "UPDATE request without request.oldObject"},
+			{"/request", admissionv1.Update, nil, testPod(nil), "UPDATE request without request.object"},
+			{"/delete", admissionv1.Delete, nil, nil, "DELETE request without request.oldObject"},
+			{"/in-place", admissionv1.Update, nil, testPod(nil), "UPDATE request without request.object"},
+		} {
+			got := f.admit(t, tt.path, podReview(t, "n1", tt.op, tt.obj, tt.old))
+			assert.False(t, got.Allowed, tt.want)
+			assert.Equal(t, int32(http.StatusBadRequest), got.Result.Code, tt.want)
+			assert.Equal(t, tt.want, got.Result.Message)
+		}
+		got := f.admit(t, "/in-place", podReview(t, "n2", admissionv1.Update, testPod(nil), nil))
+		assert.True(t, got.Allowed, "a defaulter takes no old object")
+	})
+}
+
+// echo is a validator whose warnings say what it was asked: the method,
+// the objects' names and the request's facts from the context.
+type echo struct{}
+
+func (echo) ValidateCreate(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+	return append(ports.Warnings{"create", pod.Name}, facts(ctx)...), nil
+}
+
+func (echo) ValidateUpdate(ctx context.Context, old, pod *corev1.Pod) (ports.Warnings, error) {
+	return append(ports.Warnings{"update", old.Name, pod.Name}, facts(ctx)...), nil
+}
+
+func (echo) ValidateDelete(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+	return append(ports.Warnings{"delete", pod.Name}, facts(ctx)...), nil
+}
+
+func facts(ctx context.Context) ports.Warnings {
+	req, ok := ports.AdmissionRequestFromContext(ctx)
+	if !ok {
+		return ports.Warnings{"no request in the context"}
+	}
+	return ports.Warnings{string(req.Operation), req.Namespace + "/" + req.Name, req.Username, map[bool]string{true: "dry", false: "wet"}[req.DryRun]}
 }
 
 func TestUnknownPathIsNotFound(t *testing.T) {

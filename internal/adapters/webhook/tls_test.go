@@ -319,11 +319,11 @@ func TestGracefulStop(t *testing.T) {
 	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	slow := testHook("/slow", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+	slow := webhook.Validating(testHook("/slow"), validateFunc(func(context.Context, *corev1.Pod) (ports.Warnings, error) {
 		once.Do(func() { close(entered) })
 		<-release
-		return ports.Allow(), nil
-	})))
+		return nil, nil
+	}))
 	f := startFixture(t, []webhook.Hook{slow}, nil)
 
 	done := make(chan *admissionv1.AdmissionResponse)
@@ -346,11 +346,11 @@ func TestGracefulStop(t *testing.T) {
 func TestStopGivesUpWhenItsContextEnds(t *testing.T) {
 	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})
-	stuck := testHook("/stuck", webhook.ValidatingHook, webhook.Validating(app.PodResource, ports.ValidatorFunc[corev1.Pod](func(context.Context, ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
+	stuck := webhook.Validating(testHook("/stuck"), validateFunc(func(context.Context, *corev1.Pod) (ports.Warnings, error) {
 		close(entered)
 		<-release
-		return ports.Allow(), nil
-	})))
+		return nil, nil
+	}))
 	f := startFixture(t, []webhook.Hook{stuck}, nil)
 	errs := make(chan error, 1)
 	go func() {
@@ -399,6 +399,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		{name: "relative path", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.Path = "mutate" })}, wantErr: "must start with /"},
 		{name: "no admitter", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.Admitter = nil })}, wantErr: "no admitter"},
 		{name: "no type", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.Type = "" })}, wantErr: "type"},
+		{name: "no operations", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.Operations = nil })}, wantErr: "no operations"},
 		{name: "timeout", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.TimeoutSeconds = 31 })}, wantErr: "outside 1..30"},
 	}
 	for _, tt := range tests {

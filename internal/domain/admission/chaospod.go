@@ -42,123 +42,132 @@ func mustParseDuration(s string) time.Duration {
 	return d
 }
 
-// ChaosPodDefaulter is the mutating rule for ChaosPods, in both versions.
-type ChaosPodDefaulter struct{ clock ports.Clock }
+// clocked is what every ChaosPod rule holds: where "now" comes from.
+type clocked struct{ clock ports.Clock }
 
-// NewChaosPodDefaulter returns the defaulter, reading "now" from clock.
-func NewChaosPodDefaulter(clock ports.Clock) (*ChaosPodDefaulter, error) {
+// withClock builds one of the ChaosPod rules, all of which are clocked.
+func withClock[R ~struct{ clocked }](clock ports.Clock) (*R, error) {
 	if clock == nil {
-		return nil, errors.New("chaospod defaulter: a clock is required")
+		return nil, errors.New("chaospod admission rule: a clock is required")
 	}
-	return &ChaosPodDefaulter{clock: clock}, nil
+	return &R{clocked{clock: clock}}, nil
 }
 
-// DefaultV1 moves an unset or past spec.nextStop to now + 1 minute.
-func (d *ChaosPodDefaulter) DefaultV1(_ context.Context, req ports.AdmissionRequest[chaosv1.ChaosPod]) (ports.Mutation[chaosv1.ChaosPod], error) {
-	if !createOrUpdate(req.Operation) {
-		return ports.Mutation[chaosv1.ChaosPod]{Verdict: ports.Allow()}, nil
-	}
-	if req.Object == nil {
-		return ports.Mutation[chaosv1.ChaosPod]{}, fmt.Errorf("default chaospod: %s %w", req.Operation, errNoObject)
-	}
-	now := d.clock.Now()
-	if !needsStopDefault(req.Object.Spec.NextStop, now) {
-		return ports.Mutation[chaosv1.ChaosPod]{Verdict: ports.Allow()}, nil
-	}
-	obj := req.Object.DeepCopy()
-	obj.Spec.NextStop = &metav1.Time{Time: now.Add(DefaultNextStopDelay)}
-	return ports.Mutation[chaosv1.ChaosPod]{Verdict: ports.Allow(), Object: obj}, nil
+// ChaosPodV1Defaulter moves an unset or past spec.nextStop to now + 1
+// minute.
+type ChaosPodV1Defaulter struct{ clocked }
+
+var _ ports.Defaulter[*chaosv1.ChaosPod] = (*ChaosPodV1Defaulter)(nil)
+
+// NewChaosPodV1Defaulter returns the rule, reading "now" from clock.
+func NewChaosPodV1Defaulter(clock ports.Clock) (*ChaosPodV1Defaulter, error) {
+	return withClock[ChaosPodV1Defaulter](clock)
 }
 
-// DefaultV2 moves an unset or past spec.stop.at to now + 1 minute
-// and sets an unset spec.stop.interval to 10s.
-func (d *ChaosPodDefaulter) DefaultV2(_ context.Context, req ports.AdmissionRequest[chaosv2.ChaosPod]) (ports.Mutation[chaosv2.ChaosPod], error) {
-	if !createOrUpdate(req.Operation) {
-		return ports.Mutation[chaosv2.ChaosPod]{Verdict: ports.Allow()}, nil
-	}
-	if req.Object == nil {
-		return ports.Mutation[chaosv2.ChaosPod]{}, fmt.Errorf("default chaospod: %s %w", req.Operation, errNoObject)
-	}
-	now := d.clock.Now()
-	stopNeeded := needsStopDefault(req.Object.Spec.Stop.At, now)
-	intervalNeeded := req.Object.Spec.Stop.Interval == nil
-	if !stopNeeded && !intervalNeeded {
-		return ports.Mutation[chaosv2.ChaosPod]{Verdict: ports.Allow()}, nil
-	}
-	obj := req.Object.DeepCopy()
-	if stopNeeded {
-		obj.Spec.Stop.At = &metav1.Time{Time: now.Add(DefaultNextStopDelay)}
-	}
-	if intervalNeeded {
-		obj.Spec.Stop.Interval = &metav1.Duration{Duration: defaultStopInterval}
-	}
-	return ports.Mutation[chaosv2.ChaosPod]{Verdict: ports.Allow(), Object: obj}, nil
+// Default moves the stop.
+func (d *ChaosPodV1Defaulter) Default(_ context.Context, cp *chaosv1.ChaosPod) (ports.Warnings, error) {
+	defaultStop(&cp.Spec.NextStop, d.clock.Now())
+	return nil, nil
 }
 
-func needsStopDefault(stop *metav1.Time, now time.Time) bool {
-	return stop == nil || stop.Time.Before(now)
+// ChaosPodV2Defaulter moves an unset or past spec.stop.at to now + 1
+// minute and sets an unset spec.stop.interval to 10s.
+type ChaosPodV2Defaulter struct{ clocked }
+
+var _ ports.Defaulter[*chaosv2.ChaosPod] = (*ChaosPodV2Defaulter)(nil)
+
+// NewChaosPodV2Defaulter returns the rule, reading "now" from clock.
+func NewChaosPodV2Defaulter(clock ports.Clock) (*ChaosPodV2Defaulter, error) {
+	return withClock[ChaosPodV2Defaulter](clock)
 }
 
-// ChaosPodValidator is the validating rule for ChaosPods, in both versions.
-type ChaosPodValidator struct{ clock ports.Clock }
-
-// NewChaosPodValidator returns the validator, reading "now" from clock.
-func NewChaosPodValidator(clock ports.Clock) (*ChaosPodValidator, error) {
-	if clock == nil {
-		return nil, errors.New("chaospod validator: a clock is required")
+// Default moves the stop and sets the interval.
+func (d *ChaosPodV2Defaulter) Default(_ context.Context, cp *chaosv2.ChaosPod) (ports.Warnings, error) {
+	defaultStop(&cp.Spec.Stop.At, d.clock.Now())
+	if cp.Spec.Stop.Interval == nil {
+		cp.Spec.Stop.Interval = &metav1.Duration{Duration: defaultStopInterval}
 	}
-	return &ChaosPodValidator{clock: clock}, nil
+	return nil, nil
 }
 
-// ValidateV1 checks spec.nextStop; see [validateStop].
-func (v *ChaosPodValidator) ValidateV1(_ context.Context, req ports.AdmissionRequest[chaosv1.ChaosPod]) (ports.Verdict, error) {
-	if !createOrUpdate(req.Operation) {
-		return ports.Allow(), nil
+func defaultStop(stop **metav1.Time, now time.Time) {
+	if *stop == nil || (*stop).Time.Before(now) {
+		*stop = &metav1.Time{Time: now.Add(DefaultNextStopDelay)}
 	}
-	if req.Object == nil {
-		return ports.Verdict{}, fmt.Errorf("validate chaospod: %s %w", req.Operation, errNoObject)
-	}
-	var old *metav1.Time
-	if req.OldObject != nil {
-		old = req.OldObject.Spec.NextStop
-	}
-	return validateStop(".spec.nextStop", req.Operation, req.Object.Spec.NextStop, old, v.clock.Now()), nil
 }
 
-// ValidateV2 checks spec.stop.at like v1's nextStop, and that
+// ChaosPodV1Validator checks spec.nextStop on create and update; see
+// [validateStop].
+type ChaosPodV1Validator struct{ clocked }
+
+var _ ports.Validator[*chaosv1.ChaosPod] = (*ChaosPodV1Validator)(nil)
+
+// NewChaosPodV1Validator returns the rule, reading "now" from clock.
+func NewChaosPodV1Validator(clock ports.Clock) (*ChaosPodV1Validator, error) {
+	return withClock[ChaosPodV1Validator](clock)
+}
+
+// ValidateCreate checks the stop.
+func (v *ChaosPodV1Validator) ValidateCreate(_ context.Context, cp *chaosv1.ChaosPod) (ports.Warnings, error) {
+	return nil, validateStop(".spec.nextStop", cp.Spec.NextStop, nil, v.clock.Now())
+}
+
+// ValidateUpdate checks the stop against the old one.
+func (v *ChaosPodV1Validator) ValidateUpdate(_ context.Context, old, cp *chaosv1.ChaosPod) (ports.Warnings, error) {
+	return nil, validateStop(".spec.nextStop", cp.Spec.NextStop, old.Spec.NextStop, v.clock.Now())
+}
+
+// ValidateDelete admits every deletion.
+func (*ChaosPodV1Validator) ValidateDelete(context.Context, *chaosv1.ChaosPod) (ports.Warnings, error) {
+	return nil, nil
+}
+
+// ChaosPodV2Validator checks spec.stop.at like v1's nextStop, and that
 // spec.stop.interval, when set, lies within 1s..24h.
-func (v *ChaosPodValidator) ValidateV2(_ context.Context, req ports.AdmissionRequest[chaosv2.ChaosPod]) (ports.Verdict, error) {
-	if !createOrUpdate(req.Operation) {
-		return ports.Allow(), nil
-	}
-	if req.Object == nil {
-		return ports.Verdict{}, fmt.Errorf("validate chaospod: %s %w", req.Operation, errNoObject)
-	}
-	if iv := req.Object.Spec.Stop.Interval; iv != nil && (iv.Duration < minStopInterval || iv.Duration > maxStopInterval) {
-		return ports.Deny(fmt.Sprintf(".spec.stop.interval must be between %s and %s, got %s",
-			chaosv2.MinStopInterval, chaosv2.MaxStopInterval, iv.Duration)), nil
-	}
-	var old *metav1.Time
-	if req.OldObject != nil {
-		old = req.OldObject.Spec.Stop.At
-	}
-	return validateStop(".spec.stop.at", req.Operation, req.Object.Spec.Stop.At, old, v.clock.Now()), nil
+type ChaosPodV2Validator struct{ clocked }
+
+var _ ports.Validator[*chaosv2.ChaosPod] = (*ChaosPodV2Validator)(nil)
+
+// NewChaosPodV2Validator returns the rule, reading "now" from clock.
+func NewChaosPodV2Validator(clock ports.Clock) (*ChaosPodV2Validator, error) {
+	return withClock[ChaosPodV2Validator](clock)
 }
 
-// validateStop: a set stop must be later than now; on UPDATE it may not move
-// more than an hour past an old stop that is still ahead. An old stop that
-// has passed starts a new run (the reconciler sets now + interval, and an
-// interval may be up to 24h), which is not a delay.
-func validateStop(path string, op ports.Operation, stop, old *metav1.Time, now time.Time) ports.Verdict {
-	if stop == nil {
-		return ports.Allow()
+// ValidateCreate checks the interval and the stop.
+func (v *ChaosPodV2Validator) ValidateCreate(_ context.Context, cp *chaosv2.ChaosPod) (ports.Warnings, error) {
+	return nil, v.validate(cp, nil)
+}
+
+// ValidateUpdate checks the interval, and the stop against the old one.
+func (v *ChaosPodV2Validator) ValidateUpdate(_ context.Context, old, cp *chaosv2.ChaosPod) (ports.Warnings, error) {
+	return nil, v.validate(cp, old.Spec.Stop.At)
+}
+
+func (v *ChaosPodV2Validator) validate(cp *chaosv2.ChaosPod, oldStop *metav1.Time) error {
+	if iv := cp.Spec.Stop.Interval; iv != nil && (iv.Duration < minStopInterval || iv.Duration > maxStopInterval) {
+		return ports.Denied(fmt.Sprintf(".spec.stop.interval must be between %s and %s, got %s",
+			chaosv2.MinStopInterval, chaosv2.MaxStopInterval, iv.Duration))
 	}
-	if !stop.Time.After(now) {
-		return ports.Deny(path + " must be later than current time")
+	return validateStop(".spec.stop.at", cp.Spec.Stop.At, oldStop, v.clock.Now())
+}
+
+// ValidateDelete admits every deletion.
+func (*ChaosPodV2Validator) ValidateDelete(context.Context, *chaosv2.ChaosPod) (ports.Warnings, error) {
+	return nil, nil
+}
+
+// validateStop: a set stop must be later than now; it may not move more
+// than an hour past an old stop (an update's) that is still ahead. An old
+// stop that has passed starts a new run (the reconciler sets now +
+// interval, and an interval may be up to 24h), which is not a delay.
+func validateStop(path string, stop, old *metav1.Time, now time.Time) error {
+	switch {
+	case stop == nil:
+		return nil
+	case !stop.Time.After(now):
+		return ports.Denied(path + " must be later than current time")
+	case old != nil && old.Time.After(now) && stop.Time.After(old.Time.Add(MaxNextStopDelay)):
+		return ports.Denied("it is not allowed to delay " + path + " for more than 1 hour")
 	}
-	if op == ports.OperationUpdate && old != nil && old.Time.After(now) &&
-		stop.Time.After(old.Time.Add(MaxNextStopDelay)) {
-		return ports.Deny("it is not allowed to delay " + path + " for more than 1 hour")
-	}
-	return ports.Allow()
+	return nil
 }

@@ -2,6 +2,7 @@ package admission_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -32,113 +33,121 @@ func v2Pod(stop *metav1.Time, interval time.Duration) *chaosv2.ChaosPod {
 	return cp
 }
 
-func TestDefaultChaosPodV1(t *testing.T) {
+func TestChaosPodRulesNeedAClock(t *testing.T) {
 	t.Parallel()
-	d, err := admission.NewChaosPodDefaulter(memory.NewClock(now))
+	_, err1 := admission.NewChaosPodV1Defaulter(nil)
+	_, err2 := admission.NewChaosPodV2Defaulter(nil)
+	_, err3 := admission.NewChaosPodV1Validator(nil)
+	_, err4 := admission.NewChaosPodV2Validator(nil)
+	for _, err := range []error{err1, err2, err3, err4} {
+		assert.ErrorContains(t, err, "a clock is required")
+	}
+}
+
+func TestDefaultChaosPod(t *testing.T) {
+	t.Parallel()
+	clock := memory.NewClock(now)
+	d1, err := admission.NewChaosPodV1Defaulter(clock)
+	require.NoError(t, err)
+	d2, err := admission.NewChaosPodV2Defaulter(clock)
 	require.NoError(t, err)
 	tests := []struct {
-		name string
-		op   ports.Operation
-		stop *metav1.Time
-		want *metav1.Time // nil: unchanged
+		name         string
+		stop         *metav1.Time
+		interval     time.Duration
+		want         *metav1.Time
+		wantInterval time.Duration // v2 only
 	}{
-		{"unset on create", ports.OperationCreate, nil, at(time.Minute)},
-		{"past on update", ports.OperationUpdate, at(-time.Second), at(time.Minute)},
-		{"future kept", ports.OperationCreate, at(5 * time.Minute), nil},
-		{"delete ignored", ports.OperationDelete, nil, nil},
+		{"unset", nil, 0, at(time.Minute), 10 * time.Second},
+		{"past", at(-time.Second), 0, at(time.Minute), 10 * time.Second},
+		{"future kept", at(5 * time.Minute), 0, at(5 * time.Minute), 10 * time.Second},
+		{"interval kept", at(time.Hour), 3 * time.Second, at(time.Hour), 3 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			obj := v1Pod(tt.stop)
-			req := ports.AdmissionRequest[chaosv1.ChaosPod]{Operation: tt.op, Object: obj}
-			if tt.op == ports.OperationDelete {
-				req.Object, req.OldObject = nil, obj
-			}
-			m, err := d.DefaultV1(context.Background(), req)
-			require.NoError(t, err)
-			assert.True(t, m.Allowed)
-			if tt.want == nil {
-				assert.Nil(t, m.Object)
-				return
-			}
-			require.NotNil(t, m.Object)
-			assert.True(t, tt.want.Equal(m.Object.Spec.NextStop))
-			assert.Equal(t, tt.stop, obj.Spec.NextStop, "request object modified")
+			cp1, cp2 := v1Pod(tt.stop), v2Pod(tt.stop, tt.interval)
+
+			w1, err1 := d1.Default(context.Background(), cp1)
+			w2, err2 := d2.Default(context.Background(), cp2)
+
+			require.NoError(t, err1)
+			require.NoError(t, err2)
+			assert.Empty(t, append(w1, w2...))
+			assert.True(t, tt.want.Equal(cp1.Spec.NextStop), "v1 %v", cp1.Spec.NextStop)
+			assert.True(t, tt.want.Equal(cp2.Spec.Stop.At), "v2 %v", cp2.Spec.Stop.At)
+			require.NotNil(t, cp2.Spec.Stop.Interval)
+			assert.Equal(t, tt.wantInterval, cp2.Spec.Stop.Interval.Duration)
+			assert.Equal(t, v1Pod(tt.want), cp1, "v1: only nextStop changes")
 		})
 	}
 }
 
-func TestDefaultChaosPodV2(t *testing.T) {
-	t.Parallel()
-	d, err := admission.NewChaosPodDefaulter(memory.NewClock(now))
-	require.NoError(t, err)
-
-	m, err := d.DefaultV2(context.Background(), ports.AdmissionRequest[chaosv2.ChaosPod]{
-		Operation: ports.OperationCreate, Object: v2Pod(nil, 0)})
-	require.NoError(t, err)
-	require.NotNil(t, m.Object)
-	assert.True(t, at(time.Minute).Equal(m.Object.Spec.Stop.At))
-	assert.Equal(t, 10*time.Second, m.Object.Spec.Stop.Interval.Duration)
-
-	m, err = d.DefaultV2(context.Background(), ports.AdmissionRequest[chaosv2.ChaosPod]{
-		Operation: ports.OperationCreate, Object: v2Pod(at(time.Hour), 3*time.Second)})
-	require.NoError(t, err)
-	assert.Nil(t, m.Object)
-}
-
 func TestValidateChaosPod(t *testing.T) {
 	t.Parallel()
-	v, err := admission.NewChaosPodValidator(memory.NewClock(now))
+	clock := memory.NewClock(now)
+	v1, err := admission.NewChaosPodV1Validator(clock)
+	require.NoError(t, err)
+	v2, err := admission.NewChaosPodV2Validator(clock)
 	require.NoError(t, err)
 	tests := []struct {
 		name      string
-		op        ports.Operation
+		update    bool
 		old, stop *metav1.Time
 		interval  time.Duration
 		v1Msg     string // "" = allowed
 		v2Msg     string
 	}{
-		{"future on create", ports.OperationCreate, nil, at(time.Minute), 0, "", ""},
-		{"past on create", ports.OperationCreate, nil, at(-time.Minute), 0,
+		{"future on create", false, nil, at(time.Minute), 0, "", ""},
+		{"unset on create", false, nil, nil, 0, "", ""},
+		{"past on create", false, nil, at(-time.Minute), 0,
 			".spec.nextStop must be later than current time", ".spec.stop.at must be later than current time"},
-		{"now on create", ports.OperationCreate, nil, at(0), 0,
+		{"now on create", false, nil, at(0), 0,
 			".spec.nextStop must be later than current time", ".spec.stop.at must be later than current time"},
-		{"delay of an hour", ports.OperationUpdate, at(time.Minute), at(time.Hour + time.Minute), 0, "", ""},
-		{"delay past an hour", ports.OperationUpdate, at(time.Minute), at(time.Hour + 2*time.Minute), 0,
+		{"past on update", true, at(time.Minute), at(-time.Minute), 0,
+			".spec.nextStop must be later than current time", ".spec.stop.at must be later than current time"},
+		{"delay of an hour", true, at(time.Minute), at(time.Hour + time.Minute), 0, "", ""},
+		{"delay past an hour", true, at(time.Minute), at(time.Hour + 2*time.Minute), 0,
 			"it is not allowed to delay .spec.nextStop for more than 1 hour",
 			"it is not allowed to delay .spec.stop.at for more than 1 hour"},
-		{"new run after a passed stop", ports.OperationUpdate, at(-time.Second), at(20 * time.Hour), 0, "", ""},
-		{"interval too short", ports.OperationCreate, nil, at(time.Minute), 500 * time.Millisecond,
+		{"a far stop on create is no delay", false, nil, at(20 * time.Hour), 0, "", ""},
+		{"new run after a passed stop", true, at(-time.Second), at(20 * time.Hour), 0, "", ""},
+		{"no old stop", true, nil, at(20 * time.Hour), 0, "", ""},
+		{"interval too short", false, nil, at(time.Minute), 500 * time.Millisecond,
 			"", ".spec.stop.interval must be between 1s and 24h"},
-		{"interval too long", ports.OperationUpdate, nil, at(time.Minute), 25 * time.Hour,
+		{"interval too long", true, nil, at(time.Minute), 25 * time.Hour,
 			"", ".spec.stop.interval must be between 1s and 24h"},
-		{"interval at bounds", ports.OperationCreate, nil, at(time.Minute), 24 * time.Hour, "", ""},
+		{"interval at bounds", false, nil, at(time.Minute), 24 * time.Hour, "", ""},
 	}
+	ctx := context.Background()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			req1 := ports.AdmissionRequest[chaosv1.ChaosPod]{Operation: tt.op, Object: v1Pod(tt.stop)}
-			req2 := ports.AdmissionRequest[chaosv2.ChaosPod]{Operation: tt.op, Object: v2Pod(tt.stop, tt.interval)}
-			if tt.op == ports.OperationUpdate {
-				req1.OldObject = v1Pod(tt.old)
-				req2.OldObject = v2Pod(tt.old, 0)
+			var (
+				w1, w2     ports.Warnings
+				err1, err2 error
+			)
+			if tt.update {
+				w1, err1 = v1.ValidateUpdate(ctx, v1Pod(tt.old), v1Pod(tt.stop))
+				w2, err2 = v2.ValidateUpdate(ctx, v2Pod(tt.old, 0), v2Pod(tt.stop, tt.interval))
+			} else {
+				w1, err1 = v1.ValidateCreate(ctx, v1Pod(tt.stop))
+				w2, err2 = v2.ValidateCreate(ctx, v2Pod(tt.stop, tt.interval))
 			}
-			got1, err := v.ValidateV1(context.Background(), req1)
-			require.NoError(t, err)
-			got2, err := v.ValidateV2(context.Background(), req2)
-			require.NoError(t, err)
+			assert.Empty(t, append(w1, w2...))
 			for _, c := range []struct {
-				got  ports.Verdict
+				err  error
 				want string
-			}{{got1, tt.v1Msg}, {got2, tt.v2Msg}} {
+			}{{err1, tt.v1Msg}, {err2, tt.v2Msg}} {
 				if c.want == "" {
-					assert.True(t, c.got.Allowed, c.got.Message)
+					assert.Empty(t, denial(t, c.err))
 				} else {
-					assert.False(t, c.got.Allowed)
-					assert.Contains(t, c.got.Message, c.want)
+					assert.Contains(t, denial(t, c.err), c.want)
 				}
 			}
 		})
 	}
+	_, err1 := v1.ValidateDelete(ctx, v1Pod(at(-time.Hour)))
+	_, err2 := v2.ValidateDelete(ctx, v2Pod(at(-time.Hour), time.Nanosecond))
+	assert.NoError(t, errors.Join(err1, err2), "deletions are admitted")
 }

@@ -1,30 +1,14 @@
-// Package admission holds the operator's admission rules: what the webhooks
-// decide, without knowing that they are webhooks.
+// Package admission holds the operator's admission rules: what its
+// webhooks decide, without knowing that they are webhooks.
 //
-// # Shape
-//
-// Every rule implements an inbound port, ports.Mutator[T] or
-// ports.Validator[T] (the ChaosPod rules once per served version, as
-// methods the composition root registers through ports.MutatorFunc and
-// ports.ValidatorFunc), and is a pure function of the decoded request: operation, old
-// and new object (and "now" through ports.Clock where time matters). Rules
-// never modify the request's objects: a mutator returns a modified copy, and
-// the webhook adapter turns the difference into a JSON patch. A denial is a
-// verdict, never an error; an error means "could not decide".
-//
-// # Pod rules
-//
-// PodAnnotator sets the annotation example-mutating-admission-webhook: "foo"
-// on every Pod that is created or updated, keeping every other annotation.
-// PodValidator denies a created or updated Pod that lacks that annotation or
-// carries another value, so a Pod that slipped past the mutator (for example
-// because a later mutating webhook removed the annotation) is caught.
-// Deletions and connections are always admitted.
-//
-// OperatorPodValidator checks the Pods the operator itself creates (its
-// webhook is matched for the operator's identity only): a created Pod's
-// controller must be a ChaosPod that exists in the Pod's namespace with the
-// name and UID its owner reference gives, and is not being deleted. It reads
-// ChaosPods through a ports.Reader, and a miss is a denial: the chaospod
-// controller retries the create.
+// Each rule is one type implementing ports.Defaulter[T] or
+// ports.Validator[T] for one kind at one version (the ChaosPod rules once
+// per served version), with "now" from a ports.Clock where time matters.
+// The webhook adapter decodes the request, calls the method of its
+// operation with objects that are set, and turns a defaulter's change into
+// a JSON patch; a rule only changes or checks fields. A refusal is
+// ports.Denied; any other error means "could not decide". Request facts a
+// rule needs (namespace, user, dry run) come from
+// ports.AdmissionRequestFromContext. Rules are registered, with the
+// operations they serve, in internal/app/webhooks.go.
 package admission

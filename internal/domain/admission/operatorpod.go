@@ -18,17 +18,17 @@ import (
 const operatorPodDenied = "the operator may only create Pods of an existing ChaosPod: "
 
 // OperatorPodValidator is the validating rule for the Pods the operator
-// itself creates (its webhook is matched for the operator's identity only):
-// a Pod's controller must be a ChaosPod that exists in the Pod's namespace
-// with the name and UID the owner reference gives, and is not being
-// deleted. The admission policies check the Pod against that ChaosPod's
-// template, but no policy can require that the ChaosPod exists when the
-// namespace holds others; this rule does.
+// itself creates (its webhook is matched for the operator's identity
+// only): a created Pod's controller must be a ChaosPod that exists in the
+// Pod's namespace with the name and UID the owner reference gives, and is
+// not being deleted. The admission policies check the Pod against that
+// ChaosPod's template, but no policy can require that the ChaosPod exists
+// when the namespace holds others; this rule does.
 type OperatorPodValidator struct {
 	chaosPods ports.Reader[*chaosv1.ChaosPod]
 }
 
-var _ ports.Validator[corev1.Pod] = (*OperatorPodValidator)(nil)
+var _ ports.Validator[*corev1.Pod] = (*OperatorPodValidator)(nil)
 
 // NewOperatorPodValidator returns the rule, reading ChaosPods from
 // chaosPods.
@@ -39,47 +39,49 @@ func NewOperatorPodValidator(chaosPods ports.Reader[*chaosv1.ChaosPod]) (*Operat
 	return &OperatorPodValidator{chaosPods: chaosPods}, nil
 }
 
-// Validate denies a created Pod whose controller is not an existing
-// ChaosPod of that UID, not being deleted; it admits every other operation.
+// ValidateCreate refuses a Pod whose controller is not an existing
+// ChaosPod of that UID, not being deleted.
 //
 // The reader is a cache: a ChaosPod created a moment ago may not be in
-// this replica's yet. That is denied too (the chaospod controller retries
+// this replica's yet. That is refused too (the chaospod controller retries
 // the create), since admitting on a miss is the gap the rule closes.
-func (v *OperatorPodValidator) Validate(ctx context.Context, req ports.AdmissionRequest[corev1.Pod]) (ports.Verdict, error) {
-	if req.Operation != ports.OperationCreate {
-		return ports.Allow(), nil
-	}
-	if req.Object == nil {
-		return ports.Verdict{}, fmt.Errorf("validate operator pod: %s %w", req.Operation, errNoObject)
-	}
-	pod := req.Object
+func (v *OperatorPodValidator) ValidateCreate(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error) {
 	namespace := pod.Namespace
 	if namespace == "" {
+		req, _ := ports.AdmissionRequestFromContext(ctx)
 		namespace = req.Namespace
 	}
 	ref := metav1.GetControllerOfNoCopy(pod)
 	if ref == nil {
-		return ports.Deny(operatorPodDenied + "the Pod has no controller owner reference"), nil
+		return nil, ports.Denied(operatorPodDenied + "the Pod has no controller owner reference")
 	}
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil || gv.Group != chaosv1.GroupName || ref.Kind != chaosv1.Kind {
-		return ports.Deny(fmt.Sprintf(operatorPodDenied+"the Pod's controller is %s %s %q, not a %s",
-			ref.APIVersion, ref.Kind, ref.Name, chaosv1.GroupKind)), nil
+		return nil, ports.Denied(fmt.Sprintf(operatorPodDenied+"the Pod's controller is %s %s %q, not a %s",
+			ref.APIVersion, ref.Kind, ref.Name, chaosv1.GroupKind))
 	}
 	key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
 	cp, err := v.chaosPods.Get(ctx, key)
-	if errors.Is(err, ports.ErrNotFound) {
-		return ports.Deny(fmt.Sprintf(operatorPodDenied+"ChaosPod %s does not exist (or this replica has not seen it yet; the operator retries)", key)), nil
+	switch {
+	case errors.Is(err, ports.ErrNotFound):
+		return nil, ports.Denied(fmt.Sprintf(operatorPodDenied+"ChaosPod %s does not exist (or this replica has not seen it yet; the operator retries)", key))
+	case err != nil:
+		return nil, fmt.Errorf("validate operator pod: get chaospod %s: %w", key, err)
+	case cp.UID != ref.UID:
+		return nil, ports.Denied(fmt.Sprintf(operatorPodDenied+"ChaosPod %s has UID %s, the Pod's owner reference names %s (or this replica has not seen it yet; the operator retries)",
+			key, cp.UID, ref.UID))
+	case cp.DeletionTimestamp != nil:
+		return nil, ports.Denied(fmt.Sprintf(operatorPodDenied+"ChaosPod %s is being deleted", key))
 	}
-	if err != nil {
-		return ports.Verdict{}, fmt.Errorf("validate operator pod: get chaospod %s: %w", key, err)
-	}
-	if cp.UID != ref.UID {
-		return ports.Deny(fmt.Sprintf(operatorPodDenied+"ChaosPod %s has UID %s, the Pod's owner reference names %s (or this replica has not seen it yet; the operator retries)",
-			key, cp.UID, ref.UID)), nil
-	}
-	if cp.DeletionTimestamp != nil {
-		return ports.Deny(fmt.Sprintf(operatorPodDenied+"ChaosPod %s is being deleted", key)), nil
-	}
-	return ports.Allow(), nil
+	return nil, nil
+}
+
+// ValidateUpdate admits every update: the rule is registered for creates.
+func (*OperatorPodValidator) ValidateUpdate(context.Context, *corev1.Pod, *corev1.Pod) (ports.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateDelete admits every deletion.
+func (*OperatorPodValidator) ValidateDelete(context.Context, *corev1.Pod) (ports.Warnings, error) {
+	return nil, nil
 }

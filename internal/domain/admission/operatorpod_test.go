@@ -62,56 +62,52 @@ func TestValidateOperatorPod(t *testing.T) {
 	const denied = "the operator may only create Pods of an existing ChaosPod: "
 	tests := []struct {
 		name   string
-		op     ports.Operation
 		owners []metav1.OwnerReference
 		want   string // "" = allowed
 	}{
-		{"an existing ChaosPod's Pod", ports.OperationCreate, []metav1.OwnerReference{of(victim)}, ""},
-		{"the ChaosPod at v2", ports.OperationCreate,
+		{"an existing ChaosPod's Pod", []metav1.OwnerReference{of(victim)}, ""},
+		{"the ChaosPod at v2",
 			[]metav1.OwnerReference{controller(chaosv1.GroupName+"/v2", chaosv1.Kind, victim.Name, victim.UID)}, ""},
-		{"a ChaosPod that does not exist", ports.OperationCreate,
+		{"a ChaosPod that does not exist",
 			[]metav1.OwnerReference{controller("chaosapps.metamagical.io/v1", "ChaosPod", "ghost", "any-uid")},
 			denied + "ChaosPod apps/ghost does not exist"},
-		{"a ChaosPod of another namespace", ports.OperationCreate,
+		{"a ChaosPod of another namespace",
 			[]metav1.OwnerReference{controller("chaosapps.metamagical.io/v1", "ChaosPod", "ghost", elsewhere.UID)},
 			denied + "ChaosPod apps/ghost does not exist"},
-		{"a wrong UID", ports.OperationCreate,
+		{"a wrong UID",
 			[]metav1.OwnerReference{controller("chaosapps.metamagical.io/v1", "ChaosPod", victim.Name, "wrong-uid")},
 			denied + "ChaosPod apps/victim has UID " + string(victim.UID) + ", the Pod's owner reference names wrong-uid"},
-		{"a ChaosPod being deleted", ports.OperationCreate, []metav1.OwnerReference{of(leaving)},
+		{"a ChaosPod being deleted", []metav1.OwnerReference{of(leaving)},
 			denied + "ChaosPod apps/leaving is being deleted"},
-		{"no owner", ports.OperationCreate, nil, denied + "the Pod has no controller owner reference"},
-		{"an owner that is not the controller", ports.OperationCreate,
+		{"no owner", nil, denied + "the Pod has no controller owner reference"},
+		{"an owner that is not the controller",
 			[]metav1.OwnerReference{{APIVersion: "chaosapps.metamagical.io/v1", Kind: "ChaosPod", Name: victim.Name, UID: victim.UID}},
 			denied + "the Pod has no controller owner reference"},
-		{"another kind as controller", ports.OperationCreate,
+		{"another kind as controller",
 			[]metav1.OwnerReference{controller("apps/v1", "ReplicaSet", "victim", victim.UID)},
 			denied + `the Pod's controller is apps/v1 ReplicaSet "victim", not a ChaosPod.chaosapps.metamagical.io`},
-		{"the kind in another group", ports.OperationCreate,
+		{"the kind in another group",
 			[]metav1.OwnerReference{controller("example.com/v1", "ChaosPod", victim.Name, victim.UID)},
 			denied + `the Pod's controller is example.com/v1 ChaosPod "victim", not a ChaosPod.chaosapps.metamagical.io`},
-		{"update", ports.OperationUpdate, nil, ""},
-		{"delete", ports.OperationDelete, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "victim", OwnerReferences: tt.owners}}
-			req := ports.AdmissionRequest[corev1.Pod]{Operation: tt.op, Object: pod, Namespace: "apps", Name: "victim"}
-			switch tt.op {
-			case ports.OperationUpdate:
-				req.OldObject = pod
-			case ports.OperationDelete:
-				req.Object, req.OldObject = nil, pod
-			}
-			got, err := v.Validate(ctx, req)
-			require.NoError(t, err)
+
+			warnings, err := v.ValidateCreate(ctx, pod)
+
+			assert.Empty(t, warnings)
 			if tt.want == "" {
-				assert.True(t, got.Allowed, got.Message)
-				return
+				assert.Empty(t, denial(t, err))
+			} else {
+				assert.Contains(t, denial(t, err), tt.want)
 			}
-			assert.False(t, got.Allowed)
-			assert.Contains(t, got.Message, tt.want)
+			// Registered for creates only, it admits anything else.
+			_, err = v.ValidateUpdate(ctx, pod, pod)
+			require.NoError(t, err)
+			_, err = v.ValidateDelete(ctx, pod)
+			require.NoError(t, err)
 		})
 	}
 }
@@ -127,9 +123,12 @@ func TestValidateOperatorPodReadsTheRequestsNamespace(t *testing.T) {
 	require.NoError(t, err)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "victim", OwnerReferences: []metav1.OwnerReference{{
 		APIVersion: "chaosapps.metamagical.io/v1", Kind: "ChaosPod", Name: "victim", UID: cp.UID, Controller: ptr.To(true)}}}}
-	got, err := v.Validate(ctx, ports.AdmissionRequest[corev1.Pod]{Operation: ports.OperationCreate, Object: pod, Namespace: "apps"})
+	ctx = ports.NewContextWithAdmissionRequest(ctx, ports.AdmissionRequest{Operation: ports.OperationCreate, Namespace: "apps"})
+	_, err = v.ValidateCreate(ctx, pod)
 	require.NoError(t, err)
-	assert.True(t, got.Allowed, got.Message)
+
+	_, err = v.ValidateCreate(context.Background(), pod)
+	assert.Contains(t, denial(t, err), "ChaosPod /victim does not exist", "without the request, no namespace")
 }
 
 // A reader that cannot answer is no verdict: the webhook fails, and the
@@ -141,9 +140,8 @@ func TestValidateOperatorPodCannotDecideWithoutTheReader(t *testing.T) {
 	require.NoError(t, err)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "victim", OwnerReferences: []metav1.OwnerReference{{
 		APIVersion: "chaosapps.metamagical.io/v1", Kind: "ChaosPod", Name: "victim", UID: "u", Controller: ptr.To(true)}}}}
-	_, err = v.Validate(context.Background(), ports.AdmissionRequest[corev1.Pod]{Operation: ports.OperationCreate, Object: pod})
+	_, err = v.ValidateCreate(context.Background(), pod)
 	require.ErrorIs(t, err, boom)
-
-	_, err = v.Validate(context.Background(), ports.AdmissionRequest[corev1.Pod]{Operation: ports.OperationCreate})
-	require.Error(t, err, "a CREATE without its object")
+	var d *ports.DeniedError
+	assert.False(t, errors.As(err, &d), "not a refusal")
 }

@@ -2,6 +2,7 @@ package admission_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,19 @@ import (
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
+
+// denial is a rule's refusal message, "" when it admits; any other error
+// fails the test.
+func denial(t *testing.T, err error) string {
+	t.Helper()
+	if err == nil {
+		return ""
+	}
+	var d *ports.DeniedError
+	require.True(t, errors.As(err, &d), "a refusal is ports.Denied, not %v", err)
+	require.NotEmpty(t, d.Message)
+	return d.Message
+}
 
 func pod(annotations map[string]string) *corev1.Pod {
 	return &corev1.Pod{
@@ -24,89 +38,48 @@ func TestPodAnnotator(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name            string
-		op              ports.Operation
-		object          *corev1.Pod
-		wantAnnotations map[string]string // nil: admitted unchanged
-		wantWarnings    []string
+		annotations     map[string]string
+		wantAnnotations map[string]string
+		wantWarnings    ports.Warnings
 	}{
 		{
-			name:            "create without annotations",
-			op:              ports.OperationCreate,
-			object:          pod(nil),
+			name:            "without annotations",
 			wantAnnotations: map[string]string{admission.PodAnnotationKey: "foo"},
 		},
 		{
-			name:            "create keeps other annotations",
-			op:              ports.OperationCreate,
-			object:          pod(map[string]string{"team": "a", "kubernetes.io/desc": "x"}),
+			name:            "other annotations are kept",
+			annotations:     map[string]string{"team": "a", "kubernetes.io/desc": "x"},
 			wantAnnotations: map[string]string{"team": "a", "kubernetes.io/desc": "x", admission.PodAnnotationKey: "foo"},
 		},
 		{
-			name:            "update that removed it gets it back",
-			op:              ports.OperationUpdate,
-			object:          pod(map[string]string{"team": "a"}),
-			wantAnnotations: map[string]string{"team": "a", admission.PodAnnotationKey: "foo"},
-		},
-		{
 			name:            "another value is overwritten with a warning",
-			op:              ports.OperationUpdate,
-			object:          pod(map[string]string{admission.PodAnnotationKey: "bar"}),
+			annotations:     map[string]string{admission.PodAnnotationKey: "bar"},
 			wantAnnotations: map[string]string{admission.PodAnnotationKey: "foo"},
-			wantWarnings:    []string{`annotation example-mutating-admission-webhook was "bar", set to "foo"`},
+			wantWarnings:    ports.Warnings{`annotation example-mutating-admission-webhook was "bar", set to "foo"`},
 		},
 		{
-			name:            "empty value is overwritten",
-			op:              ports.OperationCreate,
-			object:          pod(map[string]string{admission.PodAnnotationKey: ""}),
+			name:            "an empty value is overwritten",
+			annotations:     map[string]string{admission.PodAnnotationKey: ""},
 			wantAnnotations: map[string]string{admission.PodAnnotationKey: "foo"},
-			wantWarnings:    []string{`annotation example-mutating-admission-webhook was "", set to "foo"`},
+			wantWarnings:    ports.Warnings{`annotation example-mutating-admission-webhook was "", set to "foo"`},
 		},
 		{
-			name:   "already annotated is unchanged",
-			op:     ports.OperationCreate,
-			object: pod(map[string]string{admission.PodAnnotationKey: "foo", "team": "a"}),
-		},
-		{
-			name: "delete is admitted unchanged",
-			op:   ports.OperationDelete,
-		},
-		{
-			name:   "connect is admitted unchanged",
-			op:     ports.OperationConnect,
-			object: pod(nil),
+			name:            "already annotated is unchanged",
+			annotations:     map[string]string{admission.PodAnnotationKey: "foo", "team": "a"},
+			wantAnnotations: map[string]string{admission.PodAnnotationKey: "foo", "team": "a"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var before *corev1.Pod
-			if tt.object != nil {
-				before = tt.object.DeepCopy()
-			}
-			req := ports.AdmissionRequest[corev1.Pod]{Operation: tt.op, Object: tt.object, OldObject: pod(nil), Namespace: "apps", Name: "web"}
+			got := pod(tt.annotations)
 
-			got, err := admission.NewPodAnnotator().Mutate(context.Background(), req)
+			warnings, err := admission.NewPodAnnotator().Default(context.Background(), got)
 
 			require.NoError(t, err)
-			assert.True(t, got.Allowed)
-			assert.Equal(t, tt.wantWarnings, got.Warnings)
-			assert.Equal(t, before, tt.object, "the request's object must not be modified")
-			if tt.wantAnnotations == nil {
-				assert.Nil(t, got.Object)
-				return
-			}
-			require.NotNil(t, got.Object)
-			assert.Equal(t, tt.wantAnnotations, got.Object.Annotations)
-			want := before.DeepCopy()
-			want.Annotations = tt.wantAnnotations
-			assert.Equal(t, want, got.Object, "only the annotation changes")
-			for k := range got.Object.Annotations {
-				got.Object.Annotations[k] = "changed"
-			}
-			for k := range got.Object.Labels {
-				got.Object.Labels[k] = "changed"
-			}
-			assert.Equal(t, before, tt.object, "the copy owns its metadata")
+			assert.Equal(t, tt.wantWarnings, warnings)
+			want := pod(tt.wantAnnotations)
+			assert.Equal(t, want, got, "only the annotation changes")
 		})
 	}
 }
@@ -115,50 +88,39 @@ func TestPodValidator(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name        string
-		op          ports.Operation
-		object      *corev1.Pod
-		wantAllowed bool
-		wantMessage string
+		annotations map[string]string
+		wantDenial  string // "" = admitted
 	}{
-		{name: "create with the annotation", op: ports.OperationCreate, object: pod(map[string]string{admission.PodAnnotationKey: "foo"}), wantAllowed: true},
-		{name: "update with the annotation and others", op: ports.OperationUpdate, object: pod(map[string]string{admission.PodAnnotationKey: "foo", "team": "a"}), wantAllowed: true},
-		{name: "create without annotations", op: ports.OperationCreate, object: pod(nil), wantMessage: "missing annotation example-mutating-admission-webhook"},
-		{name: "update without the annotation", op: ports.OperationUpdate, object: pod(map[string]string{"team": "a"}), wantMessage: "missing annotation example-mutating-admission-webhook"},
-		{name: "create with another value", op: ports.OperationCreate, object: pod(map[string]string{admission.PodAnnotationKey: "bar"}), wantMessage: `did not have value "foo"`},
-		{name: "update with an empty value", op: ports.OperationUpdate, object: pod(map[string]string{admission.PodAnnotationKey: ""}), wantMessage: `did not have value "foo"`},
-		{name: "delete is admitted", op: ports.OperationDelete, wantAllowed: true},
-		{name: "connect is admitted", op: ports.OperationConnect, object: pod(nil), wantAllowed: true},
+		{name: "annotated", annotations: map[string]string{admission.PodAnnotationKey: "foo"}},
+		{name: "annotated among others", annotations: map[string]string{admission.PodAnnotationKey: "foo", "team": "a"}},
+		{name: "without annotations", wantDenial: "missing annotation example-mutating-admission-webhook"},
+		{name: "without the annotation", annotations: map[string]string{"team": "a"}, wantDenial: "missing annotation example-mutating-admission-webhook"},
+		{name: "another value", annotations: map[string]string{admission.PodAnnotationKey: "bar"}, wantDenial: `did not have value "foo"`},
+		{name: "an empty value", annotations: map[string]string{admission.PodAnnotationKey: ""}, wantDenial: `did not have value "foo"`},
 	}
+	ctx := context.Background()
+	v := admission.NewPodValidator()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var before *corev1.Pod
-			if tt.object != nil {
-				before = tt.object.DeepCopy()
-			}
-			req := ports.AdmissionRequest[corev1.Pod]{Operation: tt.op, Object: tt.object, OldObject: pod(nil)}
+			obj := pod(tt.annotations)
+			before := obj.DeepCopy()
 
-			got, err := admission.NewPodValidator().Validate(context.Background(), req)
+			warnings, createErr := v.ValidateCreate(ctx, obj)
+			assert.Empty(t, warnings)
+			warnings, updateErr := v.ValidateUpdate(ctx, pod(nil), obj)
+			assert.Empty(t, warnings)
 
-			require.NoError(t, err)
-			assert.Equal(t, tt.wantAllowed, got.Allowed)
-			if tt.wantAllowed {
-				assert.Empty(t, got.Message)
-			} else {
-				assert.Contains(t, got.Message, tt.wantMessage)
+			for _, err := range []error{createErr, updateErr} {
+				if tt.wantDenial == "" {
+					assert.Empty(t, denial(t, err))
+				} else {
+					assert.Contains(t, denial(t, err), tt.wantDenial)
+				}
 			}
-			assert.Equal(t, before, tt.object, "the request's object must not be modified")
+			assert.Equal(t, before, obj, "a validator changes nothing")
+			_, err := v.ValidateDelete(ctx, obj)
+			assert.NoError(t, err, "deletions are admitted")
 		})
-	}
-}
-
-func TestRulesRefuseToGuessWithoutAnObject(t *testing.T) {
-	t.Parallel()
-	for _, op := range []ports.Operation{ports.OperationCreate, ports.OperationUpdate} {
-		req := ports.AdmissionRequest[corev1.Pod]{Operation: op}
-		_, err := admission.NewPodAnnotator().Mutate(context.Background(), req)
-		assert.Error(t, err, "mutate %s", op)
-		_, err = admission.NewPodValidator().Validate(context.Background(), req)
-		assert.Error(t, err, "validate %s", op)
 	}
 }
