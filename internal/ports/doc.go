@@ -8,7 +8,7 @@
 //
 //   - Inbound ports are implemented by the domain and called by driving
 //     adapters: a [Reconciler] is called by the controller loop, a
-//     [Mutator] or [Validator] by the webhook server.
+//     [Defaulter] or [Validator] by the webhook server.
 //   - Outbound ports are implemented by driven adapters and called by the
 //     domain: [Reader] by the cache, [Writer] by the client, [EventRecorder]
 //     by the events adapter, [Clock] by the clock.
@@ -18,7 +18,7 @@
 //     [CertSource] and a [HealthCheck] per part.
 //
 // The object ports are generic over the kind: Reader[*appsv1.ReplicaSet],
-// Writer[*corev1.Pod], Mutator[corev1.Pod], Validator[chaosv1.ChaosPod].
+// Writer[*corev1.Pod], Defaulter[*corev1.Pod], Validator[*chaosv1.ChaosPod].
 // One port, one adapter and one in-memory twin serve every kind, held
 // together by one contract suite (portstest.RunObjects), and the domain
 // still reads typed fields.
@@ -40,7 +40,7 @@
 // request waits until the Source of that kind has applied it
 // ([Source.HasApplied]): the operator reads its own writes.
 //
-// On the admission path the webhook server asks a [Mutator] or a
+// On the admission path the webhook server asks a [Defaulter] or a
 // [Validator] of the request's type, serving with the certificate of a
 // [CertSource]. A [HealthCheck] per part feeds /healthz and /readyz.
 //

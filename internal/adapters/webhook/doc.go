@@ -1,19 +1,20 @@
 // Package webhook is the driving adapter that serves admission webhooks over
 // HTTPS: it turns AdmissionReviews into typed calls on the domain's
-// admission ports (ports.Mutator[T], ports.Validator[T]) and their answers
-// back into reviews.
+// admission ports (ports.Defaulter[*T], ports.Validator[*T]) and their
+// answers back into reviews.
 //
 // # Registration
 //
-// One table of [Hook] values says, per webhook, its path, what answers it
-// ([Admitter], built from a typed rule with [Mutating] or [Validating]), and
-// how the API server should call it: rules, failure policy, match policy,
-// side effects, timeout and selectors. The package knows no workload: the
-// composition root declares every row (internal/app's webhooks.go) and
-// hands the table to the server through the fx group [GroupHooks]. The
-// server mounts every row; [MutatingWebhookConfiguration] and
-// [ValidatingWebhookConfiguration] render the same rows as manifests, and a
-// test holds config/webhook to them, so code and YAML cannot drift.
+// One table of [Hook] values says, per webhook, its path, the resource and
+// operations it serves, what answers it ([Admitter], a typed rule added
+// with [Mutating] or [Validating]), and how the API server should call it:
+// failure policy, match policy, side effects, timeout and selectors. The
+// package knows no workload: the composition root declares every row
+// (internal/app's webhooks.go) and hands the table to the server through
+// the fx group [GroupHooks]. The server mounts every row;
+// [MutatingWebhookConfiguration] and [ValidatingWebhookConfiguration]
+// render the same rows as manifests, and a test holds config/webhook to
+// them, so code and YAML cannot drift.
 //
 // # Requests
 //
@@ -21,9 +22,12 @@
 // UID are admitted to the rules; anything else gets an HTTP client error
 // that says what was wrong (405, 415, 400, 413 above
 // Options.MaxRequestBytes). A request for a kind, version, resource or
-// subresource the hook does not serve is denied with the request's UID. A
-// rule that errors is a denial with code 500; a rule that panics is an HTTP
-// 500, logged with its stack, and the server carries on.
+// subresource the hook does not serve, or without an object the rule's
+// method takes, is denied with the request's UID and code 400; an
+// operation the row leaves out is admitted without asking the rule. A
+// rule's ports.Denied is a denial with code 403; any other error is a
+// denial with code 500; a rule that panics is an HTTP 500, logged with its
+// stack, and the server carries on.
 //
 // The review and its object are decoded with json-iterator, configured
 // like encoding/json (same Unmarshaler and RawExtension handling) except
@@ -31,11 +35,12 @@
 // times faster than encoding/json on these documents. Its error messages
 // are cut before the excerpt of the body they would quote.
 //
-// A mutation is answered with a minimal JSON patch (gomodules.xyz/jsonpatch)
-// between the Go encodings of the received object and of the rule's copy, so
-// fields this build does not know and spellings the Go types normalise are
-// never touched; when the raw object lacks a parent that the patch needs, the
-// patch is computed from the raw object instead. Warnings pass through.
+// A defaulter changes the decoded object; the answer is a minimal JSON
+// patch (gomodules.xyz/jsonpatch) between the Go encodings of a copy taken
+// before and of the object after, so fields this build does not know and
+// spellings the Go types normalise are never touched; when the raw object
+// lacks a parent that the patch needs, the patch is computed from the raw
+// object instead. Warnings pass through.
 //
 // Every request is measured with controller-runtime's metric names
 // (controller_runtime_webhook_requests_total{webhook,code},

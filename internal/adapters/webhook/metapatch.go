@@ -10,8 +10,8 @@ import (
 )
 
 // metadataPatch builds the JSON patch from before to after when the two
-// differ in metadata.labels and metadata.annotations only, without encoding
-// either. ok is false when it cannot tell (no metadata it can be sure the
+// differ in metadata.labels and metadata.annotations only, or not at all,
+// without encoding either. ok is false when it cannot tell (no metadata it can be sure the
 // request carries), or when anything else changed: the caller then diffs
 // the encodings. after is changed while it compares, and restored.
 func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool) {
@@ -33,11 +33,9 @@ func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool)
 	if !ok {
 		return nil, false
 	}
-	if len(labelOps)+len(annotationOps) == 0 {
-		return nil, false // nothing in metadata: maybe elsewhere
-	}
-	// Everything else must be equal: compare with after's two maps those
-	// of before for a moment, rather than copies of two whole objects.
+	// Everything else must be equal (with no metadata change, that is
+	// "no change": no patch): compare with after's two maps those of before
+	// for a moment, rather than copies of two whole objects.
 	labels, annotations := a.GetLabels(), a.GetAnnotations()
 	a.SetLabels(b.GetLabels())
 	a.SetAnnotations(b.GetAnnotations())

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,7 +43,8 @@ func TestMetadataPatch(t *testing.T) {
 			p.Spec.Containers[0].Image = "nginx"
 		}, false},
 		{"nothing in metadata", base(nil, nil), func(p *corev1.Pod) { p.Spec.NodeName = "n" }, false},
-		{"no change", base(nil, nil), func(*corev1.Pod) {}, false},
+		{"no change", base(nil, map[string]string{"a": "0"}), func(*corev1.Pod) {}, true},
+		{"no change, without a name", &corev1.Pod{}, func(*corev1.Pod) {}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +57,10 @@ func TestMetadataPatch(t *testing.T) {
 			require.Equal(t, tt.direct, ok)
 			assert.Equal(t, edited, after, "after is as it was given")
 			if !ok {
+				return
+			}
+			if reflect.DeepEqual(before, after) {
+				assert.Empty(t, ops)
 				return
 			}
 			raw, err := json.Marshal(tt.before)
