@@ -29,18 +29,10 @@
 // denial with code 500; a rule that panics is an HTTP 500, logged with its
 // stack, and the server carries on.
 //
-// The review and its object are decoded with json-iterator, configured
-// like encoding/json (same Unmarshaler and RawExtension handling) except
-// that field names match exactly, as the API server matches them: several
-// times faster than encoding/json on these documents. Its error messages
-// are cut before the excerpt of the body they would quote.
-//
-// A defaulter changes the decoded object; the answer is a minimal JSON
-// patch (gomodules.xyz/jsonpatch) between the Go encodings of a copy taken
-// before and of the object after, so fields this build does not know and
-// spellings the Go types normalise are never touched; when the raw object
-// lacks a parent that the patch needs, the patch is computed from the raw
-// object instead. Warnings pass through.
+// A defaulter changes the decoded object (field names match exactly, as
+// the API server matches them); the answer is the minimal JSON patch from
+// the object as received to the object as the rule left it, touching no
+// field this build does not know. Warnings pass through.
 //
 // Every request is measured with controller-runtime's metric names
 // (controller_runtime_webhook_requests_total{webhook,code},
