@@ -147,12 +147,14 @@ func (s controllerSpec) check(name string, newReconciler any) error {
 //	app.Mutating[greetingv1.Greeting](greetingv1.Resource, greeting.NewDefaulter)
 //
 // newDefaulter is an ordinary fx constructor whose first result implements
-// ports.Defaulter[*T]; T's type name is the kind. The webhook is kubebuilder's unless opts say otherwise: served at
+// ports.Defaulter[*T]; T's type name is the kind. The webhook is
+// kubebuilder's unless opts say otherwise: served at
 // /mutate-<group with dashes>-<version>-<kind>, named
 // m<kind>-<version>.<group>, for creates and updates of resource at its
 // version only (matchPolicy Exact), failing closed, without side effects,
 // with a 10 s timeout, never reinvoked. config/webhook must register it
-// likewise.
+// likewise. The operator's own webhooks are declared the same way
+// (webhooks.go).
 func Mutating[T any](resource schema.GroupVersionResource, newDefaulter any, opts ...WebhookOption) fx.Option {
 	h := webhookRow[T]("mutate", resource, opts)
 	return fx.Module(h.Path,
