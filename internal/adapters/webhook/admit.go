@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	jsoniter "github.com/json-iterator/go"
 	"gomodules.xyz/jsonpatch/v2"
+	applypatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -155,7 +155,7 @@ func (a *admitter[T]) mutate(ctx context.Context, req *admissionv1.AdmissionRequ
 	if len(ops) == 0 {
 		return resp
 	}
-	if !fitsRaw(ops, req.Object.Raw) {
+	if !applies(ops, req.Object.Raw) {
 		// The Go type encodes something the raw object lacks (typically an
 		// empty struct of a custom resource) under a path the patch needs:
 		// fall back to diffing the raw object itself, which always applies.
@@ -276,57 +276,19 @@ func decodeObject[T any](raw []byte, field string) (*T, error) {
 	return obj, nil
 }
 
-// fitsRaw reports whether every operation finds its place in the raw
-// object: the parent of an "add", the target of anything else.
-func fitsRaw(ops []jsonpatch.Operation, raw []byte) bool {
-	var doc any
-	if err := json.Unmarshal(raw, &doc); err != nil {
+// applies reports whether ops apply to raw as the API server applies a
+// webhook's patch (with evanphx/json-patch).
+func applies(ops []jsonpatch.Operation, raw []byte) bool {
+	encoded, err := encodePatch(ops)
+	if err != nil {
 		return false
 	}
-	for _, op := range ops {
-		tokens := pointerTokens(op.Path)
-		if op.Operation == "add" && len(tokens) > 0 {
-			tokens = tokens[:len(tokens)-1]
-		}
-		if !resolves(doc, tokens) {
-			return false
-		}
+	patch, err := applypatch.DecodePatch(encoded)
+	if err != nil {
+		return false
 	}
-	return true
-}
-
-// pointerTokens splits an RFC 6901 JSON pointer.
-func pointerTokens(path string) []string {
-	if path == "" {
-		return nil
-	}
-	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	for i, p := range parts {
-		parts[i] = strings.ReplaceAll(strings.ReplaceAll(p, "~1", "/"), "~0", "~")
-	}
-	return parts
-}
-
-func resolves(doc any, tokens []string) bool {
-	for _, tok := range tokens {
-		switch v := doc.(type) {
-		case map[string]any:
-			next, ok := v[tok]
-			if !ok {
-				return false
-			}
-			doc = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(v) {
-				return false
-			}
-			doc = v[i]
-		default:
-			return false
-		}
-	}
-	return true
+	_, err = patch.Apply(raw)
+	return err == nil
 }
 
 // verdict is the answer to a rule's result: allowed; denied, when err is
