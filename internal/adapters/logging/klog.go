@@ -5,8 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
 )
 
@@ -56,8 +57,8 @@ func (s *loggerStack) remove(z *zap.Logger) {
 // [MaxLibraryVerbosity], where client-go starts logging requests.
 func RedirectKlog(z *zap.Logger) (restore func()) {
 	klogOnce.Do(func() {
-		sink := &zapSink{target: klogTargets.current.Load}
-		klog.SetLoggerWithOptions(logr.New(sink).WithName("klog"),
+		current := zap.New(capped{targetCore{}}, zap.AddCaller()).Named("klog")
+		klog.SetLoggerWithOptions(zapr.NewLogger(current),
 			// Let klog.Background() and klog.FromContext return this logger
 			// itself, so V-levels are checked against zap's level.
 			klog.ContextualLogger(true),
@@ -72,3 +73,35 @@ func RedirectKlog(z *zap.Logger) (restore func()) {
 	var once sync.Once
 	return func() { once.Do(func() { klogTargets.remove(z) }) }
 }
+
+// targetCore is the core of the newest attached logger, looked up on every
+// entry; with none attached, everything is disabled.
+type targetCore struct{ fields []zapcore.Field }
+
+func (t targetCore) core() zapcore.Core {
+	z := klogTargets.current.Load()
+	if z == nil {
+		return zapcore.NewNopCore()
+	}
+	return z.Core()
+}
+
+func (t targetCore) Enabled(l zapcore.Level) bool { return t.core().Enabled(l) }
+
+func (t targetCore) With(fields []zapcore.Field) zapcore.Core {
+	return targetCore{append(t.fields[:len(t.fields):len(t.fields)], fields...)}
+}
+
+func (t targetCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	c := t.core()
+	if len(t.fields) > 0 {
+		c = c.With(t.fields)
+	}
+	return c.Check(ent, ce)
+}
+
+func (t targetCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	return t.core().Write(ent, append(t.fields[:len(t.fields):len(t.fields)], fields...))
+}
+
+func (t targetCore) Sync() error { return t.core().Sync() }

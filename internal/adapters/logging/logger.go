@@ -96,7 +96,7 @@ func New(opts Options) (*zap.Logger, error) {
 	} else {
 		// As controller-runtime in production: a hot loop logging the same
 		// line cannot flood the output.
-		core = newSampler(core, time.Second, 100, 100)
+		core = zapcore.NewSamplerWithOptions(core, time.Second, 100, 100)
 	}
 	return zap.New(core, zopts...), nil
 }

@@ -154,3 +154,28 @@ func TestDevelWithExplicitValues(t *testing.T) {
 	require.Len(t, entries, 1)
 	assert.Equal(t, "shown", entries[0]["msg"])
 }
+
+func TestProductionLoggerSamplesAHotLoop(t *testing.T) {
+	t.Parallel()
+	var out syncBuffer
+	z, err := logging.New(logging.Options{Output: &out})
+	require.NoError(t, err)
+	for range 1000 {
+		z.Info("hot")
+	}
+	z.Info("cold")
+	var hot, cold int
+	for _, e := range out.entries(t) {
+		switch e["msg"] {
+		case "hot":
+			hot++
+		case "cold":
+			cold++
+		}
+	}
+	// The first 100 of a message in each second, then every 100th: the
+	// loop may straddle one second's boundary, so at most twice that.
+	assert.GreaterOrEqual(t, hot, 100)
+	assert.LessOrEqual(t, hot, 2*(100+9))
+	assert.Equal(t, 1, cold, "another message is counted apart")
+}
