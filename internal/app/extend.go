@@ -158,10 +158,10 @@ type controllerSpec struct {
 	checkAccess bool
 }
 
-// watch is one kind a controller watches, with what it offers the
-// reconciler's constructor.
+// watch is one kind a controller watches, and the reader and writer it
+// offers the reconciler's constructor.
 type watch struct {
-	verb         string
+	verb         string // For, Owns or Watches
 	resource     schema.GroupVersionResource
 	kind         string
 	mapFn        controller.MapFunc
@@ -171,28 +171,25 @@ type watch struct {
 	watchOnly    bool
 	err          error
 
-	source     func(*cache.Cache, dynamic.Interface) (ports.Source, error)
-	readerType reflect.Type
-	newReader  any // func(*cache.Cache, dynamic.Interface) (ports.Reader[R], error)
-	writerType reflect.Type
-	newWriter  any // func(*kube.Clients) (ports.Writer[T], error)
+	source                 func(*cache.Cache, dynamic.Interface) (ports.Source, error)
+	readerType, writerType reflect.Type
+	newReader, newWriter   any // fx constructors of the two
 }
 
 func watchOf[T cache.Object](verb string, resource schema.GroupVersionResource, mapFn controller.MapFunc, opts []WatchOption) watch {
-	typ := reflect.TypeFor[T]()
-	w := watch{verb: verb, resource: resource, kind: typ.Elem().Name(), mapFn: mapFn}
+	w := watch{verb: verb, resource: resource, kind: reflect.TypeFor[T]().Elem().Name(), mapFn: mapFn}
 	for _, o := range opts {
 		o(&w)
 	}
-	if typ == reflect.TypeFor[*metav1.PartialObjectMetadata]() {
-		w.err = fmt.Errorf("%s %s: T is the kind's Go type; app.MetadataOnly() caches its metadata only", verb, resourceName(resource))
+	if reflect.TypeFor[T]() == reflect.TypeFor[*metav1.PartialObjectMetadata]() {
+		w.err = fmt.Errorf("%s %s: T is the kind's Go type; app.MetadataOnly() caches its metadata only", verb, resource.GroupResource())
 	}
 	if w.metadataOnly {
-		w.source, w.readerType, w.newReader = cachedAs(func(c *cache.Cache, _ dynamic.Interface) (*cache.Resource[*metav1.PartialObjectMetadata], error) {
+		offerReader(&w, func(c *cache.Cache, _ dynamic.Interface) (*cache.Resource[*metav1.PartialObjectMetadata], error) {
 			return cache.NewMetadataResource(c, resource, w.kind, w.trims...)
 		})
 	} else {
-		w.source, w.readerType, w.newReader = cachedAs(func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
+		offerReader(&w, func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
 			if kubeclient.Scheme.IsVersionRegistered(resource.GroupVersion()) {
 				return cache.NewResource[T](c, resource)
 			}
@@ -204,26 +201,12 @@ func watchOf[T cache.Object](verb string, resource schema.GroupVersionResource, 
 	return w
 }
 
-// cachedAs is a watch's cache resource as its source and as the reader it
-// offers. Both share the kind's one informer: the cache keeps one per kind.
-func cachedAs[R cache.Object](newResource func(*cache.Cache, dynamic.Interface) (*cache.Resource[R], error)) (
-	func(*cache.Cache, dynamic.Interface) (ports.Source, error), reflect.Type, any,
-) {
-	source := func(c *cache.Cache, dyn dynamic.Interface) (ports.Source, error) {
-		r, err := newResource(c, dyn)
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
-	reader := func(c *cache.Cache, dyn dynamic.Interface) (ports.Reader[R], error) {
-		r, err := newResource(c, dyn)
-		if err != nil {
-			return nil, err
-		}
-		return r, nil
-	}
-	return source, reflect.TypeFor[ports.Reader[R]](), reader
+// offerReader makes w's cache resource its source and the reader it
+// offers; both share the kind's one informer.
+func offerReader[R cache.Object](w *watch, newResource func(*cache.Cache, dynamic.Interface) (*cache.Resource[R], error)) {
+	w.source = func(c *cache.Cache, dyn dynamic.Interface) (ports.Source, error) { return newResource(c, dyn) }
+	w.readerType = reflect.TypeFor[ports.Reader[R]]()
+	w.newReader = func(c *cache.Cache, dyn dynamic.Interface) (ports.Reader[R], error) { return newResource(c, dyn) }
 }
 
 var reconcilerType = reflect.TypeFor[ports.Reconciler]()
@@ -236,22 +219,19 @@ func (s *controllerSpec) check(newReconciler any) ([]any, error) {
 	if s.name == "" {
 		errs = append(errs, errors.New("name is empty"))
 	}
-	switch fors := s.count("For"); {
-	case fors == 0:
+	if fors := len(slices.DeleteFunc(slices.Clone(s.watches), func(w watch) bool { return w.verb != "For" })); fors == 0 {
 		errs = append(errs, errors.New("For was not given"))
-	case fors > 1:
+	} else if fors > 1 {
 		errs = append(errs, errors.New("For given more than once"))
 	}
 	if s.workers < 1 {
 		errs = append(errs, fmt.Errorf("workers must be at least 1, got %d", s.workers))
 	}
 	for _, w := range s.watches {
-		if w.err != nil {
-			errs = append(errs, w.err)
-		}
 		if w.verb == "Watches" && w.mapFn == nil {
-			errs = append(errs, fmt.Errorf("Watches %s: the map function is nil", resourceName(w.resource)))
+			w.err = fmt.Errorf("Watches %s: the map function is nil", w.resource.GroupResource())
 		}
+		errs = append(errs, w.err)
 	}
 	var offered []any
 	t := reflect.TypeOf(newReconciler)
@@ -260,9 +240,7 @@ func (s *controllerSpec) check(newReconciler any) ([]any, error) {
 	} else {
 		for i := range t.NumIn() {
 			provider, err := s.offer(t.In(i))
-			if err != nil {
-				errs = append(errs, err)
-			}
+			errs = append(errs, err)
 			if provider != nil {
 				offered = append(offered, provider)
 			}
@@ -274,36 +252,26 @@ func (s *controllerSpec) check(newReconciler any) ([]any, error) {
 	return offered, nil
 }
 
-func (s *controllerSpec) count(verb string) int {
-	n := 0
-	for _, w := range s.watches {
-		if w.verb == verb {
-			n++
-		}
-	}
-	return n
-}
-
-// offer is the provider of param, a parameter of the constructor, when a
-// watch offers it: nil when none does, an error when several do.
+// offer is the constructor of param, a parameter of the reconciler's
+// constructor, when a watch offers it: nil when none does, an error when
+// several do.
 func (s *controllerSpec) offer(param reflect.Type) (any, error) {
 	var (
 		provider any
 		by       []string
 	)
 	for _, w := range s.watches {
-		if w.watchOnly {
+		switch {
+		case w.watchOnly:
 			continue
-		}
-		switch param {
-		case w.readerType:
+		case param == w.readerType:
 			provider = w.newReader
-		case w.writerType:
+		case param == w.writerType:
 			provider = w.newWriter
 		default:
 			continue
 		}
-		by = append(by, w.verb+" "+resourceName(w.resource))
+		by = append(by, w.verb+" "+w.resource.GroupResource().String())
 	}
 	if len(by) > 1 {
 		return nil, fmt.Errorf("the reconciler constructor asks for a %s, which %d watches offer (%s): mark those it does not read app.WatchOnly()",
@@ -312,21 +280,17 @@ func (s *controllerSpec) offer(param reflect.Type) (any, error) {
 	return provider, nil
 }
 
-// access is the permission check's extra entries: list and watch of every
-// watched kind, and the Events; what the reconciler writes is its own
-// business.
+// access is the permission check's extra entries: the list and watch of
+// every watched kind, and the Events; what the reconciler writes is its
+// own business.
 func (s *controllerSpec) access() fx.Option {
 	if !s.checkAccess {
 		return fx.Options()
 	}
 	return fx.Provide(fx.Annotate(func(cfg config.Config) []kube.Access {
-		grant := "the RBAC of controller " + s.name
 		var out []kube.Access
 		add := func(verb, group, resource string) {
-			a := kube.Access{Verb: verb, Group: group, Resource: resource, Namespace: cfg.Namespace, GrantedBy: grant}
-			if !slices.Contains(out, a) {
-				out = append(out, a)
-			}
+			out = append(out, kube.Access{Verb: verb, Group: group, Resource: resource, Namespace: cfg.Namespace, GrantedBy: "the RBAC of controller " + s.name})
 		}
 		for _, w := range s.watches {
 			add("list", w.resource.Group, w.resource.Resource)
@@ -360,7 +324,7 @@ func (s *controllerSpec) build(p buildParams) (*controller.Controller, error) {
 	for _, w := range s.watches {
 		src, err := w.source(p.Cache, p.Dynamic)
 		if err != nil {
-			return nil, fmt.Errorf("controller %q: %s %s: %w", s.name, w.verb, resourceName(w.resource), err)
+			return nil, fmt.Errorf("controller %q: %s %s: %w", s.name, w.verb, w.resource.GroupResource(), err)
 		}
 		mapFn := w.mapFn
 		switch w.verb {
@@ -373,12 +337,6 @@ func (s *controllerSpec) build(p buildParams) (*controller.Controller, error) {
 		watches = append(watches, controller.Watch{Source: src, Map: mapFn, Predicates: w.predicates})
 	}
 	return controller.New(controller.Config{Name: s.name, Workers: s.workers, Watches: watches, Reconciler: p.Reconciler}, p.Deps)
-}
-
-// resourceName is a resource as kubectl spells it: plural.group, or the
-// plural alone for the core group.
-func resourceName(r schema.GroupVersionResource) string {
-	return r.GroupResource().String()
 }
 
 // Mutating adds a mutating admission webhook for the objects of resource
