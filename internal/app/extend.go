@@ -184,9 +184,9 @@ func watchOf[T cache.Object](verb string, resource schema.GroupVersionResource, 
 	if reflect.TypeFor[T]() == reflect.TypeFor[*metav1.PartialObjectMetadata]() {
 		w.err = fmt.Errorf("%s %s: T is the kind's Go type; app.MetadataOnly() caches its metadata only", verb, resource.GroupResource())
 	}
-	if w.metadataOnly {
+	if kind, trims := w.kind, w.trims; w.metadataOnly {
 		offerReader(&w, func(c *cache.Cache, _ dynamic.Interface) (*cache.Resource[*metav1.PartialObjectMetadata], error) {
-			return cache.NewMetadataResource(c, resource, w.kind, w.trims...)
+			return cache.NewMetadataResource(c, resource, kind, trims...)
 		})
 	} else {
 		offerReader(&w, func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
