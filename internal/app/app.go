@@ -109,11 +109,19 @@ func Options(cfg config.Config) fx.Option {
 		leaderelection.Module,
 		clock.Module,
 		controller.Module,
-		fx.Provide(newPods),
+		fx.Provide(cachedSources),
 		PodWebhooks,
 		replicaSetOptions(cfg),
 		chaosPodOptions(cfg),
 	)
+}
+
+// replicaSetOptions is the ReplicaSet controller when cfg runs it.
+func replicaSetOptions(cfg config.Config) fx.Option {
+	if !cfg.Runs(config.ControllerReplicaSet) {
+		return fx.Options()
+	}
+	return replicaSetController(cfg)
 }
 
 func restConfig(c config.Config) (*rest.Config, error) {

@@ -14,8 +14,6 @@ import (
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
-	"github.com/hexagonal-operator/operator/internal/adapters/controller"
-	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/internal/domain/chaospod"
@@ -26,8 +24,7 @@ import (
 // chaosPodOptions wires the ChaosPod workload: its admission rules (and
 // the rule for the operator's own Pods, which reads ChaosPods) and
 // conversion always (webhooks serve on every replica, whatever
-// --controllers says), and its cache, writers, reconciler and controller
-// when cfg runs "chaospod".
+// --controllers says), and its controller when cfg runs "chaospod".
 func chaosPodOptions(cfg config.Config) fx.Option {
 	opts := []fx.Option{
 		// The ChaosPods' cache: the reconciler's, and the operator's Pod
@@ -53,48 +50,14 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 		),
 	}
 	if cfg.Runs(config.ControllerChaosPod) {
-		opts = append(opts,
-			fx.Provide(
-				fx.Private,
-				func(c *kube.Clients) (*kube.Writer[*chaosv1.ChaosPod], error) {
-					return kube.NewWriter[*chaosv1.ChaosPod](c, chaosv1.GroupVersionResource)
-				},
-				func(c *kube.Clients) (*kube.Writer[*corev1.Pod], error) {
-					return kube.NewWriter[*corev1.Pod](c, podsResource)
-				},
-				newChaosPodReconciler,
-			),
-			fx.Provide(
-				func(c *cache.Resource[*chaosv1.ChaosPod], p pods) ChaosPodWatches {
-					return ChaosPodWatches{ChaosPods: c, Pods: p}
-				},
-				fx.Annotate(newChaosPodController, fx.ResultTags(controller.GroupControllers)),
-			),
-		)
+		opts = append(opts, Controller(config.ControllerChaosPod, chaospod.New,
+			For[*chaosv1.ChaosPod](chaosv1.GroupVersionResource),
+			Owns[*corev1.Pod](podsResource, ownedPods),
+			Workers(cfg.ChaosPodWorkers),
+			grantedByRequiredAccess,
+		))
 	}
 	return fx.Module("chaospod", opts...)
-}
-
-func newChaosPodReconciler(chaosPods *cache.Resource[*chaosv1.ChaosPod], chaosPodWriter *kube.Writer[*chaosv1.ChaosPod],
-	pods pods, podWriter *kube.Writer[*corev1.Pod], events ports.EventRecorder, clock ports.Clock,
-) (*chaospod.Reconciler, error) {
-	return chaospod.New(chaosPods, chaosPodWriter, pods, podWriter, events, clock)
-}
-
-// ChaosPodWatches are the sources the ChaosPod controller watches. A test
-// may swap them with fx.Decorate.
-type ChaosPodWatches struct {
-	ChaosPods ports.Source
-	Pods      ports.Source
-}
-
-// newChaosPodController watches ChaosPods and the Pods they control.
-func newChaosPodController(cfg config.Config, d controller.Deps, r *chaospod.Reconciler, w ChaosPodWatches) (*controller.Controller, error) {
-	return controller.NewBuilder(config.ControllerChaosPod, d).
-		For(w.ChaosPods).
-		Owns(w.Pods, chaosv1.GroupKind).
-		Workers(cfg.ChaosPodWorkers).
-		Complete(r)
 }
 
 // chaosPodCRDCheck fails start-up with one clear line when the ChaosPod

@@ -4,15 +4,18 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.uber.org/fx"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
+	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
@@ -21,78 +24,71 @@ import (
 )
 
 // Controller adds a controller called name to the operator, as an option
-// of [New]:
+// of [New] or [Main], the way controller-runtime's builder declares one:
 //
-//	app.New(cfg, app.Controller("confighash", confighash.New,
-//		app.For[*corev1.ConfigMap](corev1.SchemeGroupVersion.WithResource("configmaps"))))
+//	app.Controller("chaospod", chaospod.New,
+//		app.For[*chaosv1.ChaosPod](chaosv1.GroupVersionResource),
+//		app.Owns[*corev1.Pod](podsResource, app.MetadataOnly(cache.WithoutLabels, cache.WithoutAnnotations)),
+//		app.Workers(4))
 //
-// newReconciler is an ordinary fx constructor of the domain's reconciler:
-// its parameters are ports, those [For] provides and any the operator
-// provides to all (ports.EventRecorder, ports.Clock, …); its first result
-// implements ports.Reconciler and an error may follow. Every change of the
-// For kind enqueues the object itself; the controller starts, and waits for
-// the caches and for leadership, like the operator's own.
+// Every change of the [For] kind enqueues the object, one of an [Owns]
+// kind its controlling For object, one of a [Watches] kind whatever its
+// function names. The controller waits for its caches and for leadership,
+// and its metrics and logs carry its name.
 //
-// Such a controller always runs: --controllers selects the operator's own
-// controllers only. Watches beyond the For kind (owned objects, predicates)
-// need a hand-written constructor on controller.NewBuilder, as the
-// operator's own controllers have.
+// newReconciler is an ordinary constructor of the domain: its first result
+// implements ports.Reconciler and an error may follow; its parameters are
+// ports. The operator provides those it shares (ports.EventRecorder,
+// ports.Clock, …); each watch offers its kind's ports.Reader (of T, or of
+// *metav1.PartialObjectMetadata when cached [MetadataOnly]) and
+// ports.Writer[T], to this constructor only and only where it asks for
+// them. Two watches that offer a port it asks for make a declaration error
+// naming the controller: mark the one it does not read [WatchOnly]. (Two
+// readers of one Go type in one constructor cannot be told apart: cache
+// one of the kinds typed.)
+//
+// Every watched kind's list and watch, and the Events, join the
+// permission check at start-up. A controller added this way always runs:
+// --controllers selects the operator's own.
 func Controller(name string, newReconciler any, opts ...ControllerOption) fx.Option {
-	spec := controllerSpec{workers: 1}
+	spec := controllerSpec{name: name, workers: 1, checkAccess: true}
 	for _, o := range opts {
 		o(&spec)
 	}
-	if err := spec.check(name, newReconciler); err != nil {
+	offered, err := spec.check(newReconciler)
+	if err != nil {
 		return fx.Error(err)
 	}
-	workers, resource := spec.workers, spec.resource
 	return fx.Module(name,
-		spec.primary,
-		// The start-up check asks for what the controller's cache needs,
-		// and for its Events; what its reconciler writes is its own
-		// business.
-		fx.Provide(fx.Annotate(func(cfg config.Config) []kube.Access {
-			grant := "the RBAC of controller " + name
-			return []kube.Access{
-				{Verb: "list", Group: resource.Group, Resource: resource.Resource, Namespace: cfg.Namespace, GrantedBy: grant},
-				{Verb: "watch", Group: resource.Group, Resource: resource.Resource, Namespace: cfg.Namespace, GrantedBy: grant},
-				{Verb: "create", Group: "events.k8s.io", Resource: "events", Namespace: cfg.Namespace, GrantedBy: grant},
-				{Verb: "patch", Group: "events.k8s.io", Resource: "events", Namespace: cfg.Namespace, GrantedBy: grant},
-			}
-		}, fx.ResultTags(groupAccess))),
+		spec.access(),
+		fx.Provide(append([]any{fx.Private}, offered...)...),
 		fx.Provide(fx.Private, fx.Annotate(newReconciler, fx.As(new(ports.Reconciler)))),
-		fx.Provide(fx.Annotate(func(d controller.Deps, r ports.Reconciler, p primary) (*controller.Controller, error) {
-			return controller.NewBuilder(name, d).For(p.Source).Workers(workers).Complete(r)
-		}, fx.ResultTags(controller.GroupControllers))),
+		fx.Provide(fx.Annotate(spec.build, fx.ResultTags(controller.GroupControllers))),
 	)
 }
 
 // ControllerOption shapes a controller added with [Controller].
 type ControllerOption func(*controllerSpec)
 
-// For names the kind the controller reconciles: T is its typed object and
-// resource where the API serves it. A built-in resource of the typed
-// clientset is cached typed; any other (a CRD's) through the dynamic
-// client, decoded into T, whose type name must be the kind's. To the
-// controller's reconciler only, it provides ports.Reader[T], read from the
-// operator's shared informer cache, and ports.Writer[T], the API server
-// through the operator's clients. It is required, once.
-func For[T cache.Object](resource schema.GroupVersionResource) ControllerOption {
-	return func(s *controllerSpec) {
-		s.fors++
-		s.resource = resource
-		s.primary = fx.Provide(fx.Private,
-			func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
-				if kubeclient.Scheme.IsVersionRegistered(resource.GroupVersion()) {
-					return cache.NewResource[T](c, resource)
-				}
-				return cache.NewDynamicResource[T](c, dyn, resource)
-			},
-			func(r *cache.Resource[T]) ports.Reader[T] { return r },
-			func(r *cache.Resource[T]) primary { return primary{r} },
-			func(c *kube.Clients) (ports.Writer[T], error) { return kube.NewWriter[T](c, resource) },
-		)
-	}
+// For names the kind the controller reconciles, once: T is the kind's Go
+// type (its name is the kind's) and resource where the API server serves
+// it. A resource of kubeclient's scheme is cached typed, any other (a
+// CRD's) through the dynamic client, decoded into T.
+func For[T cache.Object](resource schema.GroupVersionResource, opts ...WatchOption) ControllerOption {
+	return func(s *controllerSpec) { s.watches = append(s.watches, watchOf[T]("For", resource, nil, opts)) }
+}
+
+// Owns watches a kind the controller's objects own: a change enqueues the
+// object's controlling owner when that is of the For kind.
+func Owns[T cache.Object](resource schema.GroupVersionResource, opts ...WatchOption) ControllerOption {
+	return func(s *controllerSpec) { s.watches = append(s.watches, watchOf[T]("Owns", resource, nil, opts)) }
+}
+
+// Watches watches any other kind: a change enqueues what mapFn returns for
+// the object (for the old and the new one on update). mapFn must be cheap
+// and must not block.
+func Watches[T cache.Object](resource schema.GroupVersionResource, mapFn func(obj metav1.Object) []ports.Request, opts ...WatchOption) ControllerOption {
+	return func(s *controllerSpec) { s.watches = append(s.watches, watchOf[T]("Watches", resource, mapFn, opts)) }
 }
 
 // Workers sets how many requests the controller reconciles at once
@@ -101,44 +97,246 @@ func Workers(n int) ControllerOption {
 	return func(s *controllerSpec) { s.workers = n }
 }
 
-type controllerSpec struct {
-	primary  fx.Option
-	resource schema.GroupVersionResource
-	fors     int
-	workers  int
+// grantedByRequiredAccess leaves the controller out of the permission
+// check's extra entries: the operator's own controllers are in
+// RequiredAccess, each request with the manifest that grants it.
+func grantedByRequiredAccess(s *controllerSpec) { s.checkAccess = false }
+
+// WatchOption shapes one watch of a controller.
+type WatchOption func(*watch)
+
+// WithPredicates filters the kind's events before they are mapped: an
+// event is dropped unless every predicate passes it.
+func WithPredicates(predicates ...predicate.Predicate) WatchOption {
+	return func(w *watch) { w.predicates = append(w.predicates, predicates...) }
 }
 
-// primary is the For kind's change notifications. Its own type keeps it
-// apart from the operator's named sources and from other controllers'.
-type primary struct{ ports.Source }
+// MetadataOnly caches the kind's metadata only: the metadata client asks
+// the server for PartialObjectMetadata, so a kind whose spec and status the
+// reconciler never reads costs only its metadata in memory, and its reader
+// is a ports.Reader[*metav1.PartialObjectMetadata]. trims drop what no
+// reader of the kind looks at; every controller watching the kind must
+// declare the same, as they share one informer.
+func MetadataOnly(trims ...cache.Trim) WatchOption {
+	return func(w *watch) { w.metadataOnly, w.trims = true, trims }
+}
+
+// WatchOnly keeps the kind's reader and writer from the reconciler's
+// constructor: the kind only queues reconciles.
+func WatchOnly() WatchOption {
+	return func(w *watch) { w.watchOnly = true }
+}
+
+// Sources is the seam through which every controller gets what it
+// watches: given the source the cache serves for one watch, it returns the
+// one the controller registers on. The default returns it as is; a test
+// swaps one with fx.Decorate:
+//
+//	fx.Decorate(func(next app.Sources) app.Sources {
+//		return func(w app.Watched) ports.Source {
+//			if w.Controller == "replicaset" && w.Resource.Resource == "replicasets" {
+//				return muted{w.Source}
+//			}
+//			return next(w)
+//		}
+//	})
+type Sources func(w Watched) ports.Source
+
+// Watched is one watch of a controller, as [Sources] sees it.
+type Watched struct {
+	Controller string
+	Resource   schema.GroupVersionResource
+	Source     ports.Source
+}
+
+func cachedSources() Sources { return func(w Watched) ports.Source { return w.Source } }
+
+type controllerSpec struct {
+	name        string
+	watches     []watch
+	workers     int
+	checkAccess bool
+}
+
+// watch is one kind a controller watches, and the reader and writer it
+// offers the reconciler's constructor.
+type watch struct {
+	verb         string // For, Owns or Watches
+	resource     schema.GroupVersionResource
+	kind         string
+	mapFn        controller.MapFunc
+	predicates   []predicate.Predicate
+	metadataOnly bool
+	trims        []cache.Trim
+	watchOnly    bool
+	err          error
+
+	source                 func(*cache.Cache, dynamic.Interface) (ports.Source, error)
+	readerType, writerType reflect.Type
+	newReader, newWriter   any // fx constructors of the two
+}
+
+func watchOf[T cache.Object](verb string, resource schema.GroupVersionResource, mapFn controller.MapFunc, opts []WatchOption) watch {
+	w := watch{verb: verb, resource: resource, kind: reflect.TypeFor[T]().Elem().Name(), mapFn: mapFn}
+	for _, o := range opts {
+		o(&w)
+	}
+	if reflect.TypeFor[T]() == reflect.TypeFor[*metav1.PartialObjectMetadata]() {
+		w.err = fmt.Errorf("%s %s: T is the kind's Go type; app.MetadataOnly() caches its metadata only", verb, resource.GroupResource())
+	}
+	if kind, trims := w.kind, w.trims; w.metadataOnly {
+		offerReader(&w, func(c *cache.Cache, _ dynamic.Interface) (*cache.Resource[*metav1.PartialObjectMetadata], error) {
+			return cache.NewMetadataResource(c, resource, kind, trims...)
+		})
+	} else {
+		offerReader(&w, func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
+			if kubeclient.Scheme.IsVersionRegistered(resource.GroupVersion()) {
+				return cache.NewResource[T](c, resource)
+			}
+			return cache.NewDynamicResource[T](c, dyn, resource)
+		})
+	}
+	w.writerType = reflect.TypeFor[ports.Writer[T]]()
+	w.newWriter = func(c *kube.Clients) (ports.Writer[T], error) { return kube.NewWriter[T](c, resource) }
+	return w
+}
+
+// offerReader makes w's cache resource its source and the reader it
+// offers; both share the kind's one informer.
+func offerReader[R cache.Object](w *watch, newResource func(*cache.Cache, dynamic.Interface) (*cache.Resource[R], error)) {
+	w.source = func(c *cache.Cache, dyn dynamic.Interface) (ports.Source, error) { return newResource(c, dyn) }
+	w.readerType = reflect.TypeFor[ports.Reader[R]]()
+	w.newReader = func(c *cache.Cache, dyn dynamic.Interface) (ports.Reader[R], error) { return newResource(c, dyn) }
+}
 
 var reconcilerType = reflect.TypeFor[ports.Reconciler]()
 
 // check reports declaration mistakes with the controller's name, which fx
-// would otherwise report as a missing type deep in the graph.
-func (s controllerSpec) check(name string, newReconciler any) error {
+// would otherwise report as a missing or doubly provided type deep in the
+// graph, and returns the readers and writers the constructor asks for.
+func (s *controllerSpec) check(newReconciler any) ([]any, error) {
 	var errs []error
-	if name == "" {
+	if s.name == "" {
 		errs = append(errs, errors.New("name is empty"))
 	}
-	switch s.fors {
-	case 0:
+	if fors := len(slices.DeleteFunc(slices.Clone(s.watches), func(w watch) bool { return w.verb != "For" })); fors == 0 {
 		errs = append(errs, errors.New("For was not given"))
-	case 1:
-	default:
+	} else if fors > 1 {
 		errs = append(errs, errors.New("For given more than once"))
 	}
 	if s.workers < 1 {
 		errs = append(errs, fmt.Errorf("workers must be at least 1, got %d", s.workers))
 	}
+	for _, w := range s.watches {
+		if w.verb == "Watches" && w.mapFn == nil {
+			w.err = fmt.Errorf("Watches %s: the map function is nil", w.resource.GroupResource())
+		}
+		errs = append(errs, w.err)
+	}
+	var offered []any
 	t := reflect.TypeOf(newReconciler)
 	if t == nil || t.Kind() != reflect.Func || t.NumOut() == 0 || !t.Out(0).Implements(reconcilerType) {
 		errs = append(errs, fmt.Errorf("reconciler constructor %T does not return a ports.Reconciler", newReconciler))
+	} else {
+		for i := range t.NumIn() {
+			provider, err := s.offer(t.In(i))
+			errs = append(errs, err)
+			if provider != nil {
+				offered = append(offered, provider)
+			}
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("app: controller %q: %w", name, err)
+		return nil, fmt.Errorf("app: controller %q: %w", s.name, err)
 	}
-	return nil
+	return offered, nil
+}
+
+// offer is the constructor of param, a parameter of the reconciler's
+// constructor, when a watch offers it: nil when none does, an error when
+// several do.
+func (s *controllerSpec) offer(param reflect.Type) (any, error) {
+	var (
+		provider any
+		by       []string
+	)
+	for _, w := range s.watches {
+		switch {
+		case w.watchOnly:
+			continue
+		case param == w.readerType:
+			provider = w.newReader
+		case param == w.writerType:
+			provider = w.newWriter
+		default:
+			continue
+		}
+		by = append(by, w.verb+" "+w.resource.GroupResource().String())
+	}
+	if len(by) > 1 {
+		return nil, fmt.Errorf("the reconciler constructor asks for a %s, which %d watches offer (%s): mark those it does not read app.WatchOnly()",
+			param, len(by), strings.Join(by, ", "))
+	}
+	return provider, nil
+}
+
+// access is the permission check's extra entries: the list and watch of
+// every watched kind, and the Events; what the reconciler writes is its
+// own business.
+func (s *controllerSpec) access() fx.Option {
+	if !s.checkAccess {
+		return fx.Options()
+	}
+	return fx.Provide(fx.Annotate(func(cfg config.Config) []kube.Access {
+		var out []kube.Access
+		add := func(verb, group, resource string) {
+			out = append(out, kube.Access{Verb: verb, Group: group, Resource: resource, Namespace: cfg.Namespace, GrantedBy: "the RBAC of controller " + s.name})
+		}
+		for _, w := range s.watches {
+			add("list", w.resource.Group, w.resource.Resource)
+			add("watch", w.resource.Group, w.resource.Resource)
+		}
+		add("create", "events.k8s.io", "events")
+		add("patch", "events.k8s.io", "events")
+		return out
+	}, fx.ResultTags(groupAccess)))
+}
+
+type buildParams struct {
+	fx.In
+	Deps       controller.Deps
+	Reconciler ports.Reconciler
+	Cache      *cache.Cache
+	Dynamic    dynamic.Interface
+	Sources    Sources
+}
+
+// build is the controller: each watch's source from the cache, through
+// Sources, mapped as its verb says.
+func (s *controllerSpec) build(p buildParams) (*controller.Controller, error) {
+	var owner schema.GroupKind
+	for _, w := range s.watches {
+		if w.verb == "For" {
+			owner = schema.GroupKind{Group: w.resource.Group, Kind: w.kind}
+		}
+	}
+	watches := make([]controller.Watch, 0, len(s.watches))
+	for _, w := range s.watches {
+		src, err := w.source(p.Cache, p.Dynamic)
+		if err != nil {
+			return nil, fmt.Errorf("controller %q: %s %s: %w", s.name, w.verb, w.resource.GroupResource(), err)
+		}
+		mapFn := w.mapFn
+		switch w.verb {
+		case "For":
+			mapFn = controller.EnqueueObject
+		case "Owns":
+			mapFn = controller.EnqueueOwner(owner)
+		}
+		src = p.Sources(Watched{Controller: s.name, Resource: w.resource, Source: src})
+		watches = append(watches, controller.Watch{Source: src, Map: mapFn, Predicates: w.predicates})
+	}
+	return controller.New(controller.Config{Name: s.name, Workers: s.workers, Watches: watches, Reconciler: p.Reconciler}, p.Deps)
 }
 
 // Mutating adds a mutating admission webhook for the objects of resource,

@@ -2,13 +2,16 @@ package app_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
@@ -19,6 +22,9 @@ import (
 
 var (
 	secrets      = corev1.SchemeGroupVersion.WithResource("secrets")
+	configMaps   = corev1.SchemeGroupVersion.WithResource("configmaps")
+	pods         = corev1.SchemeGroupVersion.WithResource("pods")
+	replicaSets  = appsv1.SchemeGroupVersion.WithResource("replicasets")
 	clusterRoles = rbacv1.SchemeGroupVersion.WithResource("clusterroles")
 )
 
@@ -46,6 +52,8 @@ func (noop) Reconcile(context.Context, ports.Request) (ports.Result, error) {
 }
 
 func newNoop(ports.Reader[*rbacv1.ClusterRole]) *noop { return &noop{} }
+
+func newMetadataNoop(ports.Reader[*metav1.PartialObjectMetadata]) *noop { return &noop{} }
 
 // Extra controllers join the graph whatever --controllers selects.
 func TestControllersJoinTheGraph(t *testing.T) {
@@ -123,6 +131,23 @@ func TestControllerDeclarationMistakes(t *testing.T) {
 		{"no name", app.Controller("", secretReconciler(&into), app.For[*corev1.Secret](secrets)), []string{"name is empty"}},
 		{"not a constructor", app.Controller("secrets", noop{}, app.For[*corev1.Secret](secrets)), []string{"app_test.noop does not return a ports.Reconciler"}},
 		{"no reconciler out", app.Controller("secrets", func() int { return 1 }, app.For[*corev1.Secret](secrets)), []string{"func() int does not return a ports.Reconciler"}},
+		{
+			"two watches offer what the constructor asks for",
+			app.Controller("labels", newMetadataNoop,
+				app.For[*appsv1.ReplicaSet](replicaSets, app.MetadataOnly()),
+				app.Owns[*corev1.Pod](pods, app.MetadataOnly())),
+			[]string{`controller "labels"`, "ports.Reader[*k8s.io/apimachinery/pkg/apis/meta/v1.PartialObjectMetadata], which 2 watches offer (For replicasets.apps, Owns pods)", "app.WatchOnly()"},
+		},
+		{
+			"metadata-only as a type",
+			app.Controller("secrets", secretReconciler(&into), app.For[*metav1.PartialObjectMetadata](secrets)),
+			[]string{"For secrets: T is the kind's Go type; app.MetadataOnly() caches its metadata only"},
+		},
+		{
+			"Watches without a map function",
+			app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets), app.Watches[*corev1.ConfigMap](configMaps, nil)),
+			[]string{"Watches configmaps: the map function is nil"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,6 +161,76 @@ func TestControllerDeclarationMistakes(t *testing.T) {
 	}
 }
 
+// WatchOnly takes a watch's ports out of the offer: the constructor gets
+// the For kind's reader, and the operator's own controllers declare Pods so.
+func TestWatchOnlyLeavesTheReaderToTheOtherWatch(t *testing.T) {
+	t.Parallel()
+	var got []app.Watched
+	a := fx.New(
+		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig", "--controllers=")),
+		app.Controller("labels", newMetadataNoop,
+			app.For[*appsv1.ReplicaSet](replicaSets, app.MetadataOnly()),
+			app.Owns[*corev1.Pod](pods, app.MetadataOnly(cache.WithoutLabels, cache.WithoutAnnotations), app.WatchOnly())),
+		recordSources(&got),
+		invokeControllers(),
+		fx.NopLogger,
+	)
+	require.NoError(t, a.Err())
+	require.Len(t, got, 2)
+	assert.Equal(t, "ReplicaSet", got[0].Source.GroupKind().Kind)
+	assert.Equal(t, "Pod", got[1].Source.GroupKind().Kind)
+}
+
+// Every controller's watches pass through app.Sources, the seam tests
+// decorate; the operator's two controllers watch Pods the same way, so the
+// cache serves both from one informer, and a third controller that wanted
+// another form of Pods is refused rather than served a second informer.
+func TestSourcesSeesEveryWatchAndPodsAreCachedOnce(t *testing.T) {
+	t.Parallel()
+	var got []app.Watched
+	a := fx.New(
+		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig")),
+		recordSources(&got),
+		invokeControllers(),
+		fx.NopLogger,
+	)
+	require.NoError(t, a.Err())
+	var watched []string
+	for _, w := range got {
+		watched = append(watched, w.Controller+" "+w.Resource.Resource+" "+w.Source.GroupKind().String())
+	}
+	assert.ElementsMatch(t, []string{
+		"replicaset replicasets ReplicaSet.apps", "replicaset pods Pod",
+		"chaospod chaospods ChaosPod.chaosapps.metamagical.io", "chaospod pods Pod",
+	}, watched)
+
+	b := fx.New(
+		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig")),
+		app.Controller("pods", newMetadataNoop,
+			app.For[*corev1.Secret](secrets, app.WatchOnly()),
+			app.Owns[*corev1.Pod](pods, app.MetadataOnly())),
+		invokeControllers(),
+		fx.NopLogger,
+	)
+	require.ErrorContains(t, b.Err(), "kind Pod is already cached as metadata without labels without annotations")
+}
+
+func recordSources(into *[]app.Watched) fx.Option {
+	var mu sync.Mutex
+	return fx.Decorate(func(next app.Sources) app.Sources {
+		return func(w app.Watched) ports.Source {
+			mu.Lock()
+			defer mu.Unlock()
+			*into = append(*into, w)
+			return next(w)
+		}
+	})
+}
+
+func invokeControllers() fx.Option {
+	return fx.Invoke(fx.Annotate(func([]*controller.Controller) {}, fx.ParamTags(controller.GroupControllers)))
+}
+
 // A controller added from outside has its cache's and its Events' requests
 // checked at start-up, like the operator's own, naming the controller.
 func TestControllerJoinsThePermissionCheck(t *testing.T) {
@@ -147,7 +242,9 @@ func TestControllerJoinsThePermissionCheck(t *testing.T) {
 	}
 	a := fx.New(
 		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig", "--controllers=", "--namespace=team")),
-		app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets)),
+		app.Controller("secrets", secretReconciler(&into), app.For[*corev1.Secret](secrets),
+			app.Owns[*corev1.ConfigMap](configMaps),
+			app.Watches[*corev1.Pod](pods, func(metav1.Object) []ports.Request { return nil }, app.MetadataOnly())),
 		fx.Populate(&access),
 		fx.NopLogger,
 	)
@@ -159,6 +256,10 @@ func TestControllerJoinsThePermissionCheck(t *testing.T) {
 	assert.ElementsMatch(t, []string{
 		"list /secrets in team by the RBAC of controller secrets",
 		"watch /secrets in team by the RBAC of controller secrets",
+		"list /configmaps in team by the RBAC of controller secrets",
+		"watch /configmaps in team by the RBAC of controller secrets",
+		"list /pods in team by the RBAC of controller secrets",
+		"watch /pods in team by the RBAC of controller secrets",
 		"create events.k8s.io/events in team by the RBAC of controller secrets",
 		"patch events.k8s.io/events in team by the RBAC of controller secrets",
 	}, got)

@@ -3,11 +3,12 @@ package ports
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Reader knows how to read one object of a kind by namespace and name,
-// typically from a cache. T is the kind's typed object, for example
+// Reader knows how to read objects of a kind, one by namespace and name or
+// a namespace's at once, typically from a cache. T is the kind's typed object, for example
 // Reader[*appsv1.ReplicaSet], or *metav1.PartialObjectMetadata for a kind
 // the operator reads the metadata of only: one port, and one adapter behind
 // it, serve every kind, and the domain still reads typed fields instead of
@@ -15,9 +16,46 @@ import (
 //
 // The returned object may be shared with the cache: callers must not mutate
 // it (DeepCopy first). A missing object is reported as [ErrNotFound]. For a
-// cluster-scoped kind key.Namespace is empty.
+// cluster-scoped kind key.Namespace is empty. List returns the objects of
+// namespace (every namespace when it is empty) that match opts, in no
+// particular order; none is an empty list, not an error.
 type Reader[T any] interface {
 	Get(ctx context.Context, key types.NamespacedName) (T, error)
+	List(ctx context.Context, namespace string, opts ...ListOption) ([]T, error)
+}
+
+// ListOption narrows what [Reader.List] returns.
+type ListOption func(*ListOptions)
+
+// ListOptions are the options of one List, as [NewListOptions] applies
+// them.
+type ListOptions struct {
+	// Selector matches the objects' labels; nil matches everything.
+	Selector labels.Selector
+}
+
+// NewListOptions applies opts to empty ListOptions, for the adapters.
+func NewListOptions(opts ...ListOption) ListOptions {
+	var o ListOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// Matches reports whether an object with these labels passes the options.
+func (o ListOptions) Matches(objLabels map[string]string) bool {
+	return o.Selector == nil || o.Selector.Matches(labels.Set(objLabels))
+}
+
+// MatchingLabels lists the objects that carry every one of these labels.
+func MatchingLabels(set map[string]string) ListOption {
+	return MatchingSelector(labels.SelectorFromSet(set))
+}
+
+// MatchingSelector lists the objects whose labels sel matches.
+func MatchingSelector(sel labels.Selector) ListOption {
+	return func(o *ListOptions) { o.Selector = sel }
 }
 
 // Writer knows how to change objects of one kind in the cluster. T is the

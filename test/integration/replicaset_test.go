@@ -110,9 +110,13 @@ func TestPodEventReachesItsControllingReplicaSet(t *testing.T) {
 	cp := controlplane.StartT(t, controlplane.Options{})
 	ctx := context.Background()
 	cs := cp.Clientset()
-	startOperator(t, operatorConfig(t, cp), fx.Decorate(func(w app.ReplicaSetWatches) app.ReplicaSetWatches {
-		w.ReplicaSets = mutedSource{w.ReplicaSets}
-		return w
+	startOperator(t, operatorConfig(t, cp), fx.Decorate(func(next app.Sources) app.Sources {
+		return func(w app.Watched) ports.Source {
+			if w.Controller == "replicaset" && w.Resource.Resource == "replicasets" {
+				return mutedSource{w.Source}
+			}
+			return next(w)
+		}
 	}))
 
 	owner, err := cs.AppsV1().ReplicaSets("default").Create(ctx, replicaSet("owner", nil), metav1.CreateOptions{})

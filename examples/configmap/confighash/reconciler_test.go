@@ -269,9 +269,17 @@ func (s staticReader) Get(context.Context, types.NamespacedName) (*corev1.Config
 	return s.cm, nil
 }
 
+func (s staticReader) List(context.Context, string, ...ports.ListOption) ([]*corev1.ConfigMap, error) {
+	return []*corev1.ConfigMap{s.cm}, nil
+}
+
 type failingReader struct{ err error }
 
 func (f failingReader) Get(context.Context, types.NamespacedName) (*corev1.ConfigMap, error) {
+	return nil, f.err
+}
+
+func (f failingReader) List(context.Context, string, ...ports.ListOption) ([]*corev1.ConfigMap, error) {
 	return nil, f.err
 }
 

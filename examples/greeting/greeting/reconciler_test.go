@@ -280,8 +280,16 @@ func (s staticReader) Get(context.Context, types.NamespacedName) (*greetingv1.Gr
 	return s.g, nil
 }
 
+func (s staticReader) List(context.Context, string, ...ports.ListOption) ([]*greetingv1.Greeting, error) {
+	return []*greetingv1.Greeting{s.g}, nil
+}
+
 type failingReader struct{ err error }
 
 func (f failingReader) Get(context.Context, types.NamespacedName) (*greetingv1.Greeting, error) {
+	return nil, f.err
+}
+
+func (f failingReader) List(context.Context, string, ...ports.ListOption) ([]*greetingv1.Greeting, error) {
 	return nil, f.err
 }

@@ -428,12 +428,26 @@ func TestTrimsDropMetadataNoReaderNeeds(t *testing.T) {
 	labeled := pod("apps", "web-1", "web", true)
 	labeled.Labels = map[string]string{"app": "web"}
 	labeled.Annotations = map[string]string{"note": "long"}
-	c := newCache(t, fake.NewClientset(), fakeMetadata(labeled), cache.Options{})
+	meta := fakeMetadata(labeled)
+	c := newCache(t, fake.NewClientset(), meta, cache.Options{})
 	podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
 	trimmed, err := cache.NewMetadataResource(c, podsGVR, "Pod", cache.WithoutLabels, cache.WithoutAnnotations)
 	require.NoError(t, err)
 	require.NoError(t, trimmed.AddEventHandler(&handler{}))
+	// A second controller asking for Pods the same way shares the informer.
+	alike, err := cache.NewMetadataResource(c, podsGVR, "Pod", cache.WithoutLabels, cache.WithoutAnnotations)
+	require.NoError(t, err)
+	seen := &handler{}
+	require.NoError(t, alike.AddEventHandler(seen))
 	startSynced(t, c)
+	lists := 0
+	for _, a := range meta.Actions() {
+		if a.GetVerb() == "list" && a.GetResource() == podsGVR {
+			lists++
+		}
+	}
+	assert.Equal(t, 1, lists, "one informer lists Pods for both")
+	assert.Eventually(t, func() bool { return len(seen.addedObjects()) == 1 }, waitFor, tick, "the second handler is served by it")
 
 	got, err := trimmed.Get(t.Context(), types.NamespacedName{Namespace: "apps", Name: "web-1"})
 	require.NoError(t, err)

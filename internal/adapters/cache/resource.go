@@ -212,6 +212,26 @@ func (r *Resource[T]) Get(ctx context.Context, key types.NamespacedName) (T, err
 	return t, nil
 }
 
+// List implements ports.Reader from the informer's store, once the kind has
+// synced. The objects are the cached ones: DeepCopy before changing them. A
+// namespace's list scans the whole store, which has no namespace index (see
+// newInformer).
+func (r *Resource[T]) List(ctx context.Context, namespace string, opts ...ports.ListOption) ([]T, error) {
+	inf, err := r.cache.syncedInformer(ctx, r.source)
+	if err != nil {
+		return nil, fmt.Errorf("list %s in %q from cache: %w", r.what, namespace, err)
+	}
+	o := ports.NewListOptions(opts...)
+	out := []T{}
+	for _, obj := range inf.GetStore().List() {
+		t, ok := obj.(T)
+		if ok && (namespace == "" || t.GetNamespace() == namespace) && o.Matches(t.GetLabels()) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // fromUnstructured decodes an object of the dynamic client into T.
 func fromUnstructured[T Object](obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)

@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/hexagonal-operator/operator/internal/adapters/controller"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -29,7 +28,7 @@ func BenchmarkControllerThroughput(b *testing.B) {
 		}
 		return ports.Result{}, nil
 	})
-	c, err := controller.NewBuilder("bench", e.deps).For(src).Workers(16).Complete(r)
+	c, err := newController("bench", e.deps, 16, r, forSource(src))
 	if err != nil {
 		b.Fatal(err)
 	}

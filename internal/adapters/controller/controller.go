@@ -14,21 +14,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/hexagonal-operator/operator/internal/adapters/controller/handler"
 	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // Watch connects one source to the controller: its events pass the
-// predicates (all of them), then the mapper turns them into requests.
+// predicates (all of them), then Map names the requests they cause.
 type Watch struct {
 	Source     ports.Source
-	Mapper     handler.Mapper
+	Map        MapFunc
 	Predicates []predicate.Predicate
 }
 
 // Config is one controller: what it watches, how many requests it works on
-// at once, and what reconciles them. [Builder] fills it in.
+// at once, and what reconciles them.
 type Config struct {
 	// Name labels the metrics and log lines; unique per metrics registry.
 	Name string
@@ -55,8 +54,8 @@ func (c Config) validate() error {
 		if w.Source == nil {
 			errs = append(errs, fmt.Errorf("watch %d: source is nil", i))
 		}
-		if w.Mapper == nil {
-			errs = append(errs, fmt.Errorf("watch %d: mapper is nil", i))
+		if w.Map == nil {
+			errs = append(errs, fmt.Errorf("watch %d: map function is nil", i))
 		}
 		if slices.Contains(w.Predicates, nil) {
 			errs = append(errs, fmt.Errorf("watch %d: a predicate is nil", i))
@@ -175,7 +174,7 @@ func (c *Controller) Start(ctx context.Context) error {
 	q := workqueue.NewTypedRateLimitingQueueWithConfig(c.opts.NewRateLimiter(),
 		workqueue.TypedRateLimitingQueueConfig[ports.Request]{Name: c.name, MetricsProvider: c.queueMP})
 	for _, w := range c.watches {
-		h := &eventHandler{mapper: w.Mapper, predicate: predicate.And(w.Predicates...), queue: q}
+		h := &eventHandler{mapFn: w.Map, predicate: predicate.And(w.Predicates...), queue: q}
 		if err := w.Source.AddEventHandler(h); err != nil {
 			// Handlers registered so far stay registered (a source
 			// cannot remove one); a shut-down queue ignores what they add.
@@ -438,7 +437,7 @@ func (c *Controller) inflightKeys() []string {
 // maps and enqueues. The queue deduplicates, so a burst of events for one
 // object costs one reconcile.
 type eventHandler struct {
-	mapper    handler.Mapper
+	mapFn     MapFunc
 	predicate predicate.Predicate
 	queue     workqueue.TypedInterface[ports.Request]
 }
@@ -447,19 +446,19 @@ var _ ports.EventHandler = (*eventHandler)(nil)
 
 func (e *eventHandler) OnAdd(obj metav1.Object) {
 	if e.predicate.Create(obj) {
-		e.enqueue(e.mapper.Create(obj))
+		e.enqueue(requestsOf(e.mapFn, obj))
 	}
 }
 
 func (e *eventHandler) OnUpdate(oldObj, newObj metav1.Object) {
 	if e.predicate.Update(oldObj, newObj) {
-		e.enqueue(e.mapper.Update(oldObj, newObj))
+		e.enqueue(requestsOf(e.mapFn, oldObj, newObj))
 	}
 }
 
 func (e *eventHandler) OnDelete(obj metav1.Object) {
 	if e.predicate.Delete(obj) {
-		e.enqueue(e.mapper.Delete(obj))
+		e.enqueue(requestsOf(e.mapFn, obj))
 	}
 }
 

@@ -235,7 +235,7 @@ func TestWorkersWaitForEveryWatchedSource(t *testing.T) {
 	parents, children := newSource("Parent"), newSource("Child")
 	children.gate = newCacheSync(false)
 	r := newRecorder(func(context.Context, ports.Request, int) (ports.Result, error) { return ports.Result{}, nil })
-	c, err := controller.NewBuilder("custom", e.deps).For(parents).Owns(children, parents.kind).Workers(2).Complete(r)
+	c, err := newController("custom", e.deps, 2, r, forSource(parents), ownedBy(children, parents.kind))
 	require.NoError(t, err)
 	start(t, c)
 

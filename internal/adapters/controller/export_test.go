@@ -6,3 +6,6 @@ func StopRequested(c *Controller) <-chan struct{} { return c.stopping }
 // LedgerLen is how many requests have writes their caches may not have
 // applied yet.
 func LedgerLen(c *Controller) int { return c.ledger.len() }
+
+// RequestsOf is what an event of objs enqueues through m.
+var RequestsOf = requestsOf

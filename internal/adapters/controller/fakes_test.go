@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
+	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -287,9 +288,25 @@ func object(ns, name string) *metav1.ObjectMeta {
 // build makes a controller that reconciles src's objects with r.
 func build(t testing.TB, e *env, name string, src ports.Source, workers int, opts controller.Options, r ports.Reconciler) *controller.Controller {
 	t.Helper()
-	c, err := controller.NewBuilder(name, e.deps).For(src).Workers(workers).WithOptions(opts).Complete(r)
+	d := e.deps
+	d.Options = opts
+	c, err := newController(name, d, workers, r, forSource(src))
 	require.NoError(t, err)
 	return c
+}
+
+func newController(name string, d controller.Deps, workers int, r ports.Reconciler, watches ...controller.Watch) (*controller.Controller, error) {
+	return controller.New(controller.Config{Name: name, Workers: workers, Watches: watches, Reconciler: r}, d)
+}
+
+// forSource watches src's objects themselves.
+func forSource(src ports.Source, predicates ...predicate.Predicate) controller.Watch {
+	return controller.Watch{Source: src, Map: controller.EnqueueObject, Predicates: predicates}
+}
+
+// ownedBy watches src's objects for their controllers of kind owner.
+func ownedBy(src ports.Source, owner schema.GroupKind) controller.Watch {
+	return controller.Watch{Source: src, Map: controller.EnqueueOwner(owner)}
 }
 
 // start starts c and stops it when the test ends, failing the test if the
@@ -310,3 +327,8 @@ const (
 	waitFor = 10 * time.Second
 	tick    = 2 * time.Millisecond
 )
+
+func withOptions(d controller.Deps, o controller.Options) controller.Deps {
+	d.Options = o
+	return d
+}

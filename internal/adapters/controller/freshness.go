@@ -19,7 +19,10 @@ import (
 // context carries a writeSet; writers report the resourceVersion the API
 // server returned (ports.ObserveWrite), and the controller keeps the newest
 // one per request and kind. The next reconcile of that request first waits
-// until the caches of those kinds have applied those versions.
+// until the watched caches of those kinds have applied those versions:
+// usually no wait at all, since the write's own watch event is what queued
+// the request again. Deletes are not tracked: client-go returns no
+// resourceVersion for them.
 
 // writeSet collects the writes of one reconcile: kind → newest
 // resourceVersion.

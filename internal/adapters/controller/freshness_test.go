@@ -103,11 +103,7 @@ func TestReadYourOwnWrites(t *testing.T) {
 				calls <- n
 				return ports.Result{}, nil
 			})
-			c, err := controller.NewBuilder("ryow", e.deps).
-				For(parents).
-				Owns(children, schema.GroupKind{Kind: "Parent"}).
-				WithOptions(tt.opts).
-				Complete(r)
+			c, err := newController("ryow", withOptions(e.deps, tt.opts), 1, r, forSource(parents), ownedBy(children, schema.GroupKind{Kind: "Parent"}))
 			require.NoError(t, err)
 			start(t, c)
 
@@ -141,11 +137,7 @@ func TestReadYourOwnWritesTimesOutIntoARetry(t *testing.T) {
 		calls <- n
 		return ports.Result{}, nil
 	})
-	c, err := controller.NewBuilder("ryow-timeout", e.deps).
-		For(parents).
-		Owns(children, schema.GroupKind{Kind: "Parent"}).
-		WithOptions(controller.Options{ReadYourWritesTimeout: 30 * time.Millisecond}).
-		Complete(r)
+	c, err := newController("ryow-timeout", withOptions(e.deps, controller.Options{ReadYourWritesTimeout: 30 * time.Millisecond}), 1, r, forSource(parents), ownedBy(children, schema.GroupKind{Kind: "Parent"}))
 	require.NoError(t, err)
 	start(t, c)
 
@@ -177,10 +169,7 @@ func TestReadYourOwnWritesLedgerIsSwept(t *testing.T) {
 		children.catchUp()
 		return ports.Result{}, nil
 	})
-	c, err := controller.NewBuilder("ryow-sweep", e.deps).
-		For(parents).
-		Owns(children, schema.GroupKind{Kind: "Parent"}).
-		Complete(r)
+	c, err := newController("ryow-sweep", e.deps, 1, r, forSource(parents), ownedBy(children, schema.GroupKind{Kind: "Parent"}))
 	require.NoError(t, err)
 	start(t, c)
 	const n = 2000

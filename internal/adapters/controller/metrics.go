@@ -59,93 +59,61 @@ type reconcileMetrics struct {
 }
 
 func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetrics, error) {
-	total, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "controller_runtime_reconcile_total",
-		Help: "Total number of reconciliations per controller",
-	}, []string{"controller", "result"}))
-	if err != nil {
-		return nil, err
+	r := &registrar{reg: reg}
+	counter := func(metric, help string) prometheus.Counter {
+		return add(r, prometheus.NewCounterVec(prometheus.CounterOpts{Name: metric, Help: help}, []string{"controller"})).WithLabelValues(name)
 	}
-	errs, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "controller_runtime_reconcile_errors_total",
-		Help: "Total number of reconciliation errors per controller",
-	}, []string{"controller"}))
-	if err != nil {
-		return nil, err
-	}
-	terminal, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "controller_runtime_terminal_reconcile_errors_total",
-		Help: "Total number of terminal reconciliation errors per controller",
-	}, []string{"controller"}))
-	if err != nil {
-		return nil, err
-	}
-	panics, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "controller_runtime_reconcile_panics_total",
-		Help: "Total number of reconciliation panics per controller",
-	}, []string{"controller"}))
-	if err != nil {
-		return nil, err
-	}
-	timeouts, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "controller_runtime_reconcile_timeouts_total",
-		Help: "Total number of reconciliation timeouts per controller",
-	}, []string{"controller"}))
-	if err != nil {
-		return nil, err
-	}
-	reconcileTime, err := register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "controller_runtime_reconcile_time_seconds",
-		Help: "Length of time per reconciliation per controller",
-		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
-			1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60},
-	}, []string{"controller"}))
-	if err != nil {
-		return nil, err
-	}
-	active, err := register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "controller_runtime_active_workers",
-		Help: "Number of currently used workers per controller",
-	}, []string{"controller"}))
-	if err != nil {
-		return nil, err
-	}
-
-	cacheWaits, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "operator_reconcile_cache_waits_total",
-		Help: "Reconciles that waited for the cache to apply the previous reconcile's writes, per controller",
-	}, []string{"controller"}))
-	if err != nil {
-		return nil, err
-	}
-
-	overruns, err := register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "operator_reconcile_overruns_total",
-		Help: "Reconciles still running well past their timeout (ignoring their context), per controller",
-	}, []string{"controller"}))
-	if err != nil {
-		return nil, err
-	}
-
 	// WithLabelValues creates every series now, at zero, as
 	// controller-runtime does: rate() and alerts see 0 rather than nothing
 	// before the first reconcile.
 	m := &reconcileMetrics{
 		total:    map[string]prometheus.Counter{},
-		errors:   errs.WithLabelValues(name),
-		terminal: terminal.WithLabelValues(name),
-		panics:   panics.WithLabelValues(name),
-		timeouts: timeouts.WithLabelValues(name),
-		time:     reconcileTime.WithLabelValues(name),
-		active:   active.WithLabelValues(name),
-
-		cacheWaits: cacheWaits.WithLabelValues(name),
-		overruns:   overruns.WithLabelValues(name),
+		errors:   counter("controller_runtime_reconcile_errors_total", "Total number of reconciliation errors per controller"),
+		terminal: counter("controller_runtime_terminal_reconcile_errors_total", "Total number of terminal reconciliation errors per controller"),
+		panics:   counter("controller_runtime_reconcile_panics_total", "Total number of reconciliation panics per controller"),
+		timeouts: counter("controller_runtime_reconcile_timeouts_total", "Total number of reconciliation timeouts per controller"),
+		time: add(r, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "controller_runtime_reconcile_time_seconds",
+			Help: "Length of time per reconciliation per controller",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
+				1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60},
+		}, []string{"controller"})).WithLabelValues(name),
+		active: add(r, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "controller_runtime_active_workers",
+			Help: "Number of currently used workers per controller",
+		}, []string{"controller"})).WithLabelValues(name),
+		cacheWaits: counter("operator_reconcile_cache_waits_total",
+			"Reconciles that waited for the cache to apply the previous reconcile's writes, per controller"),
+		overruns: counter("operator_reconcile_overruns_total",
+			"Reconciles still running well past their timeout (ignoring their context), per controller"),
 	}
-	for _, r := range []string{resultSuccess, resultError, resultRequeueAfter, resultRequeue} {
-		m.total[r] = total.WithLabelValues(name, r)
+	total := add(r, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "controller_runtime_reconcile_total",
+		Help: "Total number of reconciliations per controller",
+	}, []string{"controller", "result"}))
+	for _, res := range []string{resultSuccess, resultError, resultRequeueAfter, resultRequeue} {
+		m.total[res] = total.WithLabelValues(name, res)
+	}
+	if r.err != nil {
+		return nil, r.err
 	}
 	return m, nil
+}
+
+// registrar registers collectors on reg and keeps the first error.
+type registrar struct {
+	reg prometheus.Registerer
+	err error
+}
+
+// add registers c, or returns the collector registered before it (see
+// register); after an error it registers nothing more.
+func add[C prometheus.Collector](r *registrar, c C) C {
+	if r.err != nil {
+		return c
+	}
+	c, r.err = register(r.reg, c)
+	return c
 }
 
 // workersDesc is controller_runtime_max_concurrent_reconciles. Each
@@ -209,62 +177,37 @@ func NewMetricsProvider(reg prometheus.Registerer) (*MetricsProvider, error) {
 	if reg == nil {
 		return nil, errors.New("new workqueue metrics: registerer is nil")
 	}
-	const subsystem = "workqueue"
+	r := &registrar{reg: reg}
 	labels := []string{"name"}
-	var p MetricsProvider
-	var err error
-	if p.depth, err = register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Subsystem: subsystem, Name: "depth",
-		Help: "Current depth of workqueue",
-	}, labels)); err != nil {
-		return nil, err
+	histogram := func(name, help string) *prometheus.HistogramVec {
+		return add(r, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "workqueue", Name: name, Help: help,
+			Buckets:                         prometheus.ExponentialBuckets(10e-9, 10, 12),
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  100,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, labels))
 	}
-	if p.adds, err = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Subsystem: subsystem, Name: "adds_total",
-		Help: "Total number of adds handled by workqueue",
-	}, labels)); err != nil {
-		return nil, err
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return add(r, prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "workqueue", Name: name, Help: help}, labels))
 	}
-	if p.latency, err = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Subsystem: subsystem, Name: "queue_duration_seconds",
-		Help:                            "How long in seconds an item stays in workqueue before being requested",
-		Buckets:                         prometheus.ExponentialBuckets(10e-9, 10, 12),
-		NativeHistogramBucketFactor:     1.1,
-		NativeHistogramMaxBucketNumber:  100,
-		NativeHistogramMinResetDuration: time.Hour,
-	}, labels)); err != nil {
-		return nil, err
+	counter := func(name, help string) *prometheus.CounterVec {
+		return add(r, prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: name, Help: help}, labels))
 	}
-	if p.workDuration, err = register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Subsystem: subsystem, Name: "work_duration_seconds",
-		Help:                            "How long in seconds processing an item from workqueue takes.",
-		Buckets:                         prometheus.ExponentialBuckets(10e-9, 10, 12),
-		NativeHistogramBucketFactor:     1.1,
-		NativeHistogramMaxBucketNumber:  100,
-		NativeHistogramMinResetDuration: time.Hour,
-	}, labels)); err != nil {
-		return nil, err
+	p := &MetricsProvider{
+		depth:        gauge("depth", "Current depth of workqueue"),
+		adds:         counter("adds_total", "Total number of adds handled by workqueue"),
+		latency:      histogram("queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested"),
+		workDuration: histogram("work_duration_seconds", "How long in seconds processing an item from workqueue takes."),
+		unfinished: gauge("unfinished_work_seconds", "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. "+
+			"Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases."),
+		longestRunningProcessor: gauge("longest_running_processor_seconds", "How many seconds has the longest running processor for workqueue been running."),
+		retries:                 counter("retries_total", "Total number of retries handled by workqueue"),
 	}
-	if p.unfinished, err = register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Subsystem: subsystem, Name: "unfinished_work_seconds",
-		Help: "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
-			"Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
-	}, labels)); err != nil {
-		return nil, err
+	if r.err != nil {
+		return nil, r.err
 	}
-	if p.longestRunningProcessor, err = register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Subsystem: subsystem, Name: "longest_running_processor_seconds",
-		Help: "How many seconds has the longest running processor for workqueue been running.",
-	}, labels)); err != nil {
-		return nil, err
-	}
-	if p.retries, err = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Subsystem: subsystem, Name: "retries_total",
-		Help: "Total number of retries handled by workqueue",
-	}, labels)); err != nil {
-		return nil, err
-	}
-	return &p, nil
+	return p, nil
 }
 
 // init creates every series of queue name at zero, before the queue exists

@@ -24,7 +24,7 @@ func moduleOptions(e *env, src *fakeSource, r ports.Reconciler, checks *[]ports.
 		controller.Module,
 		lifecycle.Module,
 		fx.Provide(fx.Annotate(func(d controller.Deps) (*controller.Controller, error) {
-			return controller.NewBuilder("things", d).For(src).Complete(r)
+			return newController("things", d, 1, r, forSource(src))
 		}, fx.ResultTags(controller.GroupControllers))),
 		fx.Invoke(fx.Annotate(func(hs []ports.HealthCheck) { *checks = hs }, fx.ParamTags(`group:"healthz"`))),
 		fx.NopLogger,

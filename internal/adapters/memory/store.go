@@ -108,8 +108,25 @@ func (s *Store[T]) Get(ctx context.Context, key types.NamespacedName) (T, error)
 	return copyOf(obj), nil
 }
 
-// List returns copies of every stored object, by namespace and name.
-func (s *Store[T]) List() []T {
+// List implements ports.Reader: copies of the stored objects of namespace
+// (every namespace when it is empty) that match opts, by namespace and
+// name.
+func (s *Store[T]) List(ctx context.Context, namespace string, opts ...ports.ListOption) ([]T, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o := ports.NewListOptions(opts...)
+	out := []T{}
+	for _, obj := range s.All() {
+		if (namespace == "" || obj.GetNamespace() == namespace) && o.Matches(obj.GetLabels()) {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
+}
+
+// All returns copies of every stored object, by namespace and name.
+func (s *Store[T]) All() []T {
 	s.mu.Lock()
 	out := make([]T, 0, len(s.items))
 	for _, obj := range s.items {
@@ -335,6 +352,23 @@ func (m metadataReader[T]) Get(ctx context.Context, key types.NamespacedName) (*
 	if err != nil {
 		return nil, err
 	}
+	return m.partial(obj), nil
+}
+
+func (m metadataReader[T]) List(ctx context.Context, namespace string, opts ...ports.ListOption) ([]*metav1.PartialObjectMetadata, error) {
+	objs, err := m.s.List(ctx, namespace, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*metav1.PartialObjectMetadata, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, m.partial(obj))
+	}
+	return out, nil
+}
+
+// partial is obj as the cache holds a metadata-only object: naming its kind.
+func (m metadataReader[T]) partial(obj T) *metav1.PartialObjectMetadata {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if gvk.Empty() {
 		gvk = m.s.kind.WithVersion("")
@@ -342,7 +376,7 @@ func (m metadataReader[T]) Get(ctx context.Context, key types.NamespacedName) (*
 	return &metav1.PartialObjectMetadata{
 		TypeMeta:   metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
 		ObjectMeta: *metaOf(obj),
-	}, nil
+	}
 }
 
 // metaOf is obj's ObjectMeta (a copy), read through the accessor methods.

@@ -25,6 +25,10 @@ func (f failingReader) Get(context.Context, types.NamespacedName) (*chaosv1.Chao
 	return nil, f.err
 }
 
+func (f failingReader) List(context.Context, string, ...ports.ListOption) ([]*chaosv1.ChaosPod, error) {
+	return nil, f.err
+}
+
 func TestNewOperatorPodValidatorNeedsAReader(t *testing.T) {
 	t.Parallel()
 	_, err := admission.NewOperatorPodValidator(nil)

@@ -133,7 +133,7 @@ func TestNotFoundIsDone(t *testing.T) {
 	w := newWorld(t)
 	res := w.reconcile(t)
 	assert.Zero(t, res)
-	assert.Empty(t, w.pods.List())
+	assert.Empty(t, w.pods.All())
 	assert.Empty(t, w.events.Events())
 }
 
@@ -162,7 +162,7 @@ func TestConflictIsReturnedAndRetryKeepsUserEdits(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"edited": "by-user"}, cp.Labels)
 	require.NotNil(t, cp.Status.LastRun)
-	assert.Len(t, w.pods.List(), 1)
+	assert.Len(t, w.pods.All(), 1)
 }
 
 func TestForeignPodIsLeftAlone(t *testing.T) {
@@ -176,7 +176,7 @@ func TestForeignPodIsLeftAlone(t *testing.T) {
 	_, err = w.r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
 	require.Error(t, err)
 	assert.True(t, ports.IsTerminal(err))
-	assert.Len(t, w.pods.List(), 1)
+	assert.Len(t, w.pods.All(), 1)
 }
 
 func TestUserMovedNextStopIsHonoured(t *testing.T) {

@@ -122,7 +122,7 @@ func TestRefusedCreateIsAWarningAndNotReady(t *testing.T) {
 			_, err = w.r.Reconcile(ctx, ports.Request{NamespacedName: key})
 			require.ErrorIs(t, err, tt.refusal)
 			assert.Equal(t, tt.terminal, ports.IsTerminal(err))
-			assert.Empty(t, w.pods.List())
+			assert.Empty(t, w.pods.All())
 			c, cp := w.readyOf(t)
 			assert.Equal(t, metav1.ConditionFalse, c.Status)
 			assert.Equal(t, chaosv1.ReasonPodCreateFailed, c.Reason)

@@ -140,4 +140,8 @@ func (s staticReader) Get(context.Context, types.NamespacedName) (*metav1.Partia
 	return s.rs, nil
 }
 
+func (s staticReader) List(context.Context, string, ...ports.ListOption) ([]*metav1.PartialObjectMetadata, error) {
+	return []*metav1.PartialObjectMetadata{s.rs}, nil
+}
+
 var replicaSetKind = appsv1.SchemeGroupVersion.WithKind("ReplicaSet").GroupKind()

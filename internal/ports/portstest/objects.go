@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -74,6 +75,7 @@ func RunObjects[T, R metav1.Object](t *testing.T, kind Kind[T], newFixture func(
 		run  func(t *testing.T, s suite[T, R])
 	}{
 		{"GetMissingIsNotFound", getMissing[T, R]},
+		{"ListNarrowsByNamespaceAndLabels", listNarrows[T, R]},
 		{"CreateThenTheReaderSeesIt", createThenRead[T, R]},
 		{"CreateExistingIsAlreadyExists", createExisting[T, R]},
 		{"DeleteThenTheReaderForgetsIt", deleteThenForget[T, R]},
@@ -104,6 +106,39 @@ func getMissing[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	_, err := s.Reader.Get(t.Context(), s.key("missing"))
 	require.ErrorIs(t, err, ports.ErrNotFound)
 	assertOnlyPortError(t, err, ports.ErrNotFound)
+}
+
+func listNarrows[T, R metav1.Object](t *testing.T, s suite[T, R]) {
+	// The test's own label value: other tests' objects may share the
+	// namespace or the store.
+	mine := map[string]string{"listed": s.Namespace}
+	for name, tier := range map[string]string{"list-a": "back", "list-b": "front"} {
+		obj := s.kind.New(s.key(name))
+		obj.SetLabels(map[string]string{"app": "web", "listed": s.Namespace, "tier": tier})
+		_, err := s.Other.Create(t.Context(), obj)
+		require.NoError(t, err)
+	}
+	names := func(c assert.TestingT, namespace string, opts ...ports.ListOption) []string {
+		objs, err := s.Reader.List(t.Context(), namespace, opts...)
+		assert.NoError(c, err)
+		var out []string
+		for _, o := range objs {
+			out = append(out, o.GetName())
+		}
+		return out
+	}
+	a, b := s.key("list-a").Name, s.key("list-b").Name
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.ElementsMatch(c, []string{a, b}, names(c, s.Namespace, ports.MatchingLabels(mine)), "the namespace's, by label")
+		assert.ElementsMatch(c, []string{a, b}, names(c, "", ports.MatchingLabels(mine)), "every namespace's, by label")
+		assert.Subset(c, names(c, s.Namespace), []string{a, b}, "no options: the whole namespace")
+	}, waitFor, tick, "the reader lists what was created")
+	assert.Equal(t, []string{b}, names(t, s.Namespace, ports.MatchingLabels(map[string]string{"listed": s.Namespace, "tier": "front"})), "every label must match")
+	front, err := labels.Parse("listed=" + s.Namespace + ",tier in (front)")
+	require.NoError(t, err)
+	assert.Equal(t, []string{b}, names(t, s.Namespace, ports.MatchingSelector(front)), "a selector")
+	assert.Empty(t, names(t, s.Namespace+"-elsewhere", ports.MatchingLabels(mine)), "another namespace's")
+	assert.Empty(t, names(t, s.Namespace, ports.MatchingLabels(map[string]string{"listed": "nobody"})), "no match is an empty list")
 }
 
 func createThenRead[T, R metav1.Object](t *testing.T, s suite[T, R]) {

@@ -2,6 +2,7 @@ package predicate
 
 import (
 	"maps"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -78,86 +79,43 @@ func ResourceVersionChanged() Predicate {
 	return updateOnly(func(o, n metav1.Object) bool { return o.GetResourceVersion() != n.GetResourceVersion() })
 }
 
-// LabelChanged passes updates that changed the labels.
+// LabelChanged passes updates that changed the labels. A nil and an empty
+// map are equal, as the API server treats them.
 func LabelChanged() Predicate {
 	return updateOnly(func(o, n metav1.Object) bool { return !maps.Equal(o.GetLabels(), n.GetLabels()) })
 }
 
-// AnnotationChanged passes updates that changed the annotations.
+// AnnotationChanged passes updates that changed the annotations, nil and
+// empty alike.
 func AnnotationChanged() Predicate {
 	return updateOnly(func(o, n metav1.Object) bool { return !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) })
 }
 
 // And passes an event that every predicate passes; with none it passes
 // everything.
-func And(predicates ...Predicate) Predicate { return and(predicates) }
-
-type and []Predicate
-
-func (a and) Create(obj metav1.Object) bool {
-	for _, p := range a {
-		if !p.Create(obj) {
-			return false
-		}
-	}
-	return true
-}
-
-func (a and) Update(oldObj, newObj metav1.Object) bool {
-	for _, p := range a {
-		if !p.Update(oldObj, newObj) {
-			return false
-		}
-	}
-	return true
-}
-
-func (a and) Delete(obj metav1.Object) bool {
-	for _, p := range a {
-		if !p.Delete(obj) {
-			return false
-		}
-	}
-	return true
-}
+func And(predicates ...Predicate) Predicate { return combine(predicates, false) }
 
 // Or passes an event that any predicate passes; with none it passes nothing.
-func Or(predicates ...Predicate) Predicate { return or(predicates) }
+func Or(predicates ...Predicate) Predicate { return combine(predicates, true) }
 
-type or []Predicate
-
-func (o or) Create(obj metav1.Object) bool {
-	for _, p := range o {
-		if p.Create(obj) {
-			return true
-		}
+// combine passes an event when some predicate passes it (some) or when none
+// drops it (!some).
+func combine(predicates []Predicate, some bool) Predicate {
+	pass := func(ask func(Predicate) bool) bool {
+		return slices.ContainsFunc(predicates, func(p Predicate) bool { return ask(p) == some }) == some
 	}
-	return false
-}
-
-func (o or) Update(oldObj, newObj metav1.Object) bool {
-	for _, p := range o {
-		if p.Update(oldObj, newObj) {
-			return true
-		}
+	return Funcs{
+		CreateFunc: func(obj metav1.Object) bool { return pass(func(p Predicate) bool { return p.Create(obj) }) },
+		UpdateFunc: func(o, n metav1.Object) bool { return pass(func(p Predicate) bool { return p.Update(o, n) }) },
+		DeleteFunc: func(obj metav1.Object) bool { return pass(func(p Predicate) bool { return p.Delete(obj) }) },
 	}
-	return false
-}
-
-func (o or) Delete(obj metav1.Object) bool {
-	for _, p := range o {
-		if p.Delete(obj) {
-			return true
-		}
-	}
-	return false
 }
 
 // Not inverts p.
-func Not(p Predicate) Predicate { return not{p} }
-
-type not struct{ p Predicate }
-
-func (n not) Create(obj metav1.Object) bool            { return !n.p.Create(obj) }
-func (n not) Update(oldObj, newObj metav1.Object) bool { return !n.p.Update(oldObj, newObj) }
-func (n not) Delete(obj metav1.Object) bool            { return !n.p.Delete(obj) }
+func Not(p Predicate) Predicate {
+	return Funcs{
+		CreateFunc: func(obj metav1.Object) bool { return !p.Create(obj) },
+		UpdateFunc: func(o, n metav1.Object) bool { return !p.Update(o, n) },
+		DeleteFunc: func(obj metav1.Object) bool { return !p.Delete(obj) },
+	}
+}

@@ -11,14 +11,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
-	"github.com/hexagonal-operator/operator/internal/adapters/controller/handler"
 	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 var rsKind = schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}
 
-func TestBuilderValidation(t *testing.T) {
+func TestConfigValidation(t *testing.T) {
 	t.Parallel()
 	rec := newRecorder(nil)
 	tests := []struct {
@@ -27,59 +26,54 @@ func TestBuilderValidation(t *testing.T) {
 		wantErr []string // substrings; none means success
 	}{
 		{"complete", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("ok", e.deps).For(newSource("A")).Owns(newSource("B"), rsKind).Workers(3).Complete(rec)
+			return newController("ok", e.deps, 3, rec, forSource(newSource("A")), ownedBy(newSource("B"), rsKind))
 		}, nil},
 		{"empty name", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("", e.deps).For(newSource("A")).Complete(rec)
+			return newController("", e.deps, 1, rec, forSource(newSource("A")))
 		}, []string{"name is empty"}},
-		{"no For", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", e.deps).Owns(newSource("B"), rsKind).Complete(rec)
-		}, []string{"For was not called"}},
-		{"For twice", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", e.deps).For(newSource("A")).For(newSource("B")).Complete(rec)
-		}, []string{"For called more than once"}},
+		{"nothing to watch", func(e *env) (*controller.Controller, error) {
+			return newController("x", e.deps, 1, rec)
+		}, []string{"nothing to watch"}},
 		{"zero workers", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", e.deps).For(newSource("A")).Workers(0).Complete(rec)
+			return newController("x", e.deps, 0, rec, forSource(newSource("A")))
 		}, []string{"workers is 0"}},
 		{"nil reconciler", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", e.deps).For(newSource("A")).Complete(nil)
+			return newController("x", e.deps, 1, nil, forSource(newSource("A")))
 		}, []string{"reconciler is nil"}},
 		{"nil source", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", e.deps).For(nil).Complete(rec)
+			return newController("x", e.deps, 1, rec, forSource(nil))
 		}, []string{"source is nil"}},
-		{"nil mapper", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", e.deps).For(newSource("A")).Watches(newSource("B"), nil).Complete(rec)
-		}, []string{"watch 1: mapper is nil"}},
+		{"nil map function", func(e *env) (*controller.Controller, error) {
+			return newController("x", e.deps, 1, rec, forSource(newSource("A")), controller.Watch{Source: newSource("B")})
+		}, []string{"watch 1: map function is nil"}},
 		{"nil predicate", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", e.deps).For(newSource("A"), nil).Complete(rec)
+			return newController("x", e.deps, 1, rec, forSource(newSource("A"), nil))
 		}, []string{"a predicate is nil"}},
-		{"owner without kind", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", e.deps).For(newSource("A")).Owns(newSource("B"), schema.GroupKind{Group: "apps"}).Complete(rec)
-		}, []string{"owner kind is empty"}},
 		{"missing deps, all reported", func(*env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", controller.Deps{}).For(newSource("A")).Complete(rec)
+			return newController("x", controller.Deps{}, 1, rec, forSource(newSource("A")))
 		}, []string{"logger is nil", "registerer is nil", "leader elector is nil"}},
 		{"negative timeout", func(e *env) (*controller.Controller, error) {
-			return controller.NewBuilder("x", e.deps).For(newSource("A")).
-				WithOptions(controller.Options{ReconcileTimeout: -1}).Complete(rec)
+			d := e.deps
+			d.Options = controller.Options{ReconcileTimeout: -1}
+			return newController("x", d, 1, rec, forSource(newSource("A")))
 		}, []string{"reconcile timeout"}},
 		{"duplicate name on one registry", func(e *env) (*controller.Controller, error) {
-			if _, err := controller.NewBuilder("twice", e.deps).For(newSource("A")).Complete(rec); err != nil {
+			if _, err := newController("twice", e.deps, 1, rec, forSource(newSource("A"))); err != nil {
 				return nil, err
 			}
-			return controller.NewBuilder("twice", e.deps).For(newSource("A")).Complete(rec)
+			return newController("twice", e.deps, 1, rec, forSource(newSource("A")))
 		}, []string{`"twice" already exists`}},
 		{"same name on two registries", func(e *env) (*controller.Controller, error) {
-			if _, err := controller.NewBuilder("same", e.deps).For(newSource("A")).Complete(rec); err != nil {
+			if _, err := newController("same", e.deps, 1, rec, forSource(newSource("A"))); err != nil {
 				return nil, err
 			}
-			return controller.NewBuilder("same", newEnv().deps).For(newSource("A")).Complete(rec)
+			return newController("same", newEnv().deps, 1, rec, forSource(newSource("A")))
 		}, nil},
 		{"a failed build does not take the name", func(e *env) (*controller.Controller, error) {
-			if _, err := controller.NewBuilder("retry", e.deps).For(newSource("A")).Workers(0).Complete(rec); err == nil {
+			if _, err := newController("retry", e.deps, 0, rec, forSource(newSource("A"))); err == nil {
 				return nil, assert.AnError
 			}
-			return controller.NewBuilder("retry", e.deps).For(newSource("A")).Complete(rec)
+			return newController("retry", e.deps, 1, rec, forSource(newSource("A")))
 		}, nil},
 	}
 	for _, tt := range tests {
@@ -100,31 +94,29 @@ func TestBuilderValidation(t *testing.T) {
 	}
 }
 
-func TestBuilderRegistersMetricsConflictsAsErrors(t *testing.T) {
+func TestNewReportsMetricsConflictsAsErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv()
 	// Someone else took a name the controller needs, with another type.
 	require.NoError(t, e.reg.Register(prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "controller_runtime_reconcile_errors_total", Help: "Total number of reconciliation errors per controller",
 	})))
-	_, err := controller.NewBuilder("x", e.deps).For(newSource("A")).Complete(newRecorder(nil))
+	_, err := newController("x", e.deps, 1, newRecorder(nil), forSource(newSource("A")))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"x"`)
 }
 
-func TestBuilderWiresWatches(t *testing.T) {
+func TestWatchesFilterAndMap(t *testing.T) {
 	t.Parallel()
 	e := newEnv()
 	replicaSets, pods, configMaps := newSource("ReplicaSet"), newSource("Pod"), newSource("ConfigMap")
 	r := newRecorder(nil)
-	c, err := controller.NewBuilder("replicaset", e.deps).
-		For(replicaSets, predicate.Or(predicate.GenerationChanged(), predicate.LabelChanged())).
-		Owns(pods, rsKind).
-		Watches(configMaps, handler.MapFunc(func(o metav1.Object) []ports.Request {
+	c, err := newController("replicaset", e.deps, 2, r,
+		forSource(replicaSets, predicate.Or(predicate.GenerationChanged(), predicate.LabelChanged())),
+		ownedBy(pods, rsKind),
+		controller.Watch{Source: configMaps, Map: func(o metav1.Object) []ports.Request {
 			return []ports.Request{req(o.GetNamespace(), o.GetLabels()["for"])}
-		}), predicate.ObjectFunc(func(o metav1.Object) bool { return o.GetLabels()["for"] != "" })).
-		Workers(2).
-		Complete(r)
+		}, Predicates: []predicate.Predicate{predicate.ObjectFunc(func(o metav1.Object) bool { return o.GetLabels()["for"] != "" })}})
 	require.NoError(t, err)
 	start(t, c)
 
