@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"go.uber.org/fx"
+	corev1 "k8s.io/api/core/v1"
 
 	greetingv1 "github.com/hexagonal-operator/operator/examples/greeting/api/v1"
 	"github.com/hexagonal-operator/operator/examples/greeting/greeting"
@@ -11,10 +12,13 @@ import (
 )
 
 // greetings is the whole of the Greeting kind's wiring: its controller,
-// whose reconciler gets the kind's reader and writer, and its two
-// admission rules, served at kubebuilder's paths.
+// whose reconciler gets the readers and writers of Greetings and of the
+// ConfigMaps they own, and its two admission rules, served at
+// kubebuilder's paths.
 var greetings = fx.Options(
-	app.Controller("greeting", greeting.NewReconciler, app.For[*greetingv1.Greeting](greetingv1.Resource)),
+	app.Controller("greeting", greeting.NewReconciler,
+		app.For[*greetingv1.Greeting](greetingv1.Resource),
+		app.Owns[*corev1.ConfigMap](corev1.SchemeGroupVersion.WithResource("configmaps"))),
 	app.Mutating[greetingv1.Greeting](greetingv1.Resource, greeting.NewDefaulter),
 	app.Validating[greetingv1.Greeting](greetingv1.Resource, greeting.NewValidator),
 )

@@ -8,7 +8,11 @@
 //     "<spec.salutation>, <spec.name>!" and status.observedGeneration is the
 //     generation that message was written for. It writes the status only
 //     when either differs, and records a Normal Event with reason
-//     [ReasonGreeted] each time it does.
+//     [ReasonGreeted] each time it does. The same message is the
+//     [MessageKey] of a ConfigMap named like the Greeting, which the
+//     Greeting controls (its owner reference): created when missing,
+//     updated when it differs, and left alone, with a terminal error, when
+//     another owner controls a ConfigMap of that name.
 //   - [Defaulter]: a Greeting created or updated without a salutation gets
 //     [DefaultSalutation].
 //   - [Validator]: spec.name has 1 to [MaxNameLength] characters and

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"go/build"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	greetingv1 "github.com/hexagonal-operator/operator/examples/greeting/api/v1"
@@ -30,6 +33,32 @@ func newGreeting(spec greetingv1.GreetingSpec, status greetingv1.GreetingStatus)
 
 func newStore() *memory.Store[*greetingv1.Greeting] {
 	return memory.NewStore[*greetingv1.Greeting](greetingv1.GroupKind)
+}
+
+func newConfigMaps() *memory.Store[*corev1.ConfigMap] {
+	return memory.NewStore[*corev1.ConfigMap](schema.GroupKind{Kind: "ConfigMap"})
+}
+
+// ownedBy is the owner reference the Greeting g's ConfigMap must carry,
+// written out by hand.
+func ownedBy(g *greetingv1.Greeting) []metav1.OwnerReference {
+	yes := true
+	return []metav1.OwnerReference{{
+		APIVersion:         "greetings.example.hexagonal-operator.io/v1",
+		Kind:               "Greeting",
+		Name:               g.Name,
+		UID:                g.UID,
+		Controller:         &yes,
+		BlockOwnerDeletion: &yes,
+	}}
+}
+
+// newConfigMap is a ConfigMap named like the Greeting, with owners.
+func newConfigMap(data map[string]string, owners []metav1.OwnerReference) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, OwnerReferences: owners},
+		Data:       data,
+	}
 }
 
 func TestMessage(t *testing.T) {
@@ -140,7 +169,8 @@ func TestReconcile(t *testing.T) {
 			if tt.failWrite != nil {
 				store.FailNextWrites(tt.failWrite)
 			}
-			r, err := greeting.NewReconciler(store, store, events)
+			cms := newConfigMaps()
+			r, err := greeting.NewReconciler(store, store, cms, cms, events)
 			require.NoError(t, err)
 
 			res, err := r.Reconcile(ctx, ports.Request{NamespacedName: key})
@@ -162,6 +192,144 @@ func TestReconcile(t *testing.T) {
 			assert.Equal(t, tt.wantStatus, got.Status)
 			assert.Equal(t, tt.existing.Spec, got.Spec, "spec untouched")
 			assert.Equal(t, tt.wantWrite, got.ResourceVersion != before, "written only when the status differs")
+			cm, err := cms.Get(ctx, key)
+			require.NoError(t, err)
+			assert.Equal(t, map[string]string{greeting.MessageKey: tt.wantStatus.Message}, cm.Data)
+		})
+	}
+}
+
+// The Greeting's ConfigMap holds its message and names the Greeting as its
+// controller; one the Greeting does not control is left alone.
+func TestReconcileOwnsAConfigMap(t *testing.T) {
+	t.Parallel()
+	world := greetingv1.GreetingSpec{Name: "World", Salutation: "Hello"}
+	yes := true
+	other := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "someone", UID: "pod-uid", Controller: &yes}}
+	tests := []struct {
+		name string
+		// existing is the ConfigMap before; ownedBy is set to the
+		// Greeting's reference when ownedByGreeting.
+		existing        *corev1.ConfigMap
+		ownedByGreeting bool
+		failWrite       error
+		wantData        map[string]string
+		wantForeign     bool // the owners stay those of existing
+		wantWrite       bool
+		wantErr         func(error) bool
+		wantStatus      bool // the status is written
+	}{
+		{
+			name:       "a missing ConfigMap is created",
+			wantData:   map[string]string{greeting.MessageKey: "Hello, World!"},
+			wantWrite:  true,
+			wantStatus: true,
+		},
+		{
+			name:            "a stale message is replaced, other keys kept",
+			existing:        newConfigMap(map[string]string{greeting.MessageKey: "Hi, World!", "note": "mine"}, nil),
+			ownedByGreeting: true,
+			wantData:        map[string]string{greeting.MessageKey: "Hello, World!", "note": "mine"},
+			wantWrite:       true,
+			wantStatus:      true,
+		},
+		{
+			name:            "a ConfigMap without data gets the message",
+			existing:        newConfigMap(nil, nil),
+			ownedByGreeting: true,
+			wantData:        map[string]string{greeting.MessageKey: "Hello, World!"},
+			wantWrite:       true,
+			wantStatus:      true,
+		},
+		{
+			name:            "an up-to-date ConfigMap is not written",
+			existing:        newConfigMap(map[string]string{greeting.MessageKey: "Hello, World!"}, nil),
+			ownedByGreeting: true,
+			wantData:        map[string]string{greeting.MessageKey: "Hello, World!"},
+			wantStatus:      true,
+		},
+		{
+			name:        "a ConfigMap controlled by another is left alone",
+			existing:    newConfigMap(map[string]string{"x": "y"}, other),
+			wantData:    map[string]string{"x": "y"},
+			wantForeign: true,
+			wantErr: func(err error) bool {
+				return ports.IsTerminal(err) && strings.Contains(err.Error(), "not controlled by it")
+			},
+		},
+		{
+			name:        "a ConfigMap without owner is left alone",
+			existing:    newConfigMap(map[string]string{"x": "y"}, nil),
+			wantData:    map[string]string{"x": "y"},
+			wantForeign: true,
+			wantErr:     ports.IsTerminal,
+		},
+		{
+			name:      "created meanwhile is retried",
+			failWrite: ports.ErrAlreadyExists,
+			wantErr:   func(err error) bool { return errors.Is(err, ports.ErrAlreadyExists) && !ports.IsTerminal(err) },
+		},
+		{
+			name:            "a conflict is retried",
+			existing:        newConfigMap(map[string]string{greeting.MessageKey: "Hi, World!"}, nil),
+			ownedByGreeting: true,
+			failWrite:       ports.ErrConflict,
+			wantData:        map[string]string{greeting.MessageKey: "Hi, World!"},
+			wantErr:         func(err error) bool { return errors.Is(err, ports.ErrConflict) && !ports.IsTerminal(err) },
+		},
+		{
+			name:      "an invalid write is terminal",
+			failWrite: ports.ErrInvalid,
+			wantErr:   func(err error) bool { return errors.Is(err, ports.ErrInvalid) && ports.IsTerminal(err) },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store, cms := newStore(), newConfigMaps()
+			g, err := store.Create(ctx, newGreeting(world, greetingv1.GreetingStatus{}))
+			require.NoError(t, err)
+			var before *corev1.ConfigMap
+			if tt.existing != nil {
+				existing := tt.existing.DeepCopy()
+				if tt.ownedByGreeting {
+					existing.OwnerReferences = ownedBy(g)
+				}
+				before, err = cms.Create(ctx, existing)
+				require.NoError(t, err)
+			}
+			if tt.failWrite != nil {
+				cms.FailNextWrites(tt.failWrite)
+			}
+			r, err := greeting.NewReconciler(store, store, cms, cms, memory.NewEventRecorder())
+			require.NoError(t, err)
+
+			_, err = r.Reconcile(ctx, ports.Request{NamespacedName: key})
+
+			if tt.wantErr != nil {
+				require.Error(t, err)
+				assert.True(t, tt.wantErr(err), "unexpected error %v", err)
+				assert.Contains(t, err.Error(), "publish greeting lobby/welcome")
+			} else {
+				require.NoError(t, err)
+			}
+			greeted, err := store.Get(ctx, key)
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantStatus, greeted.Status.Message != "", "the status is written after the ConfigMap only")
+			cm, err := cms.Get(ctx, key)
+			if tt.wantData == nil {
+				assert.ErrorIs(t, err, ports.ErrNotFound, "nothing was created")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantData, cm.Data)
+			if tt.wantForeign {
+				assert.Equal(t, tt.existing.OwnerReferences, cm.OwnerReferences)
+			} else {
+				assert.Equal(t, ownedBy(g), cm.OwnerReferences)
+			}
+			assert.Equal(t, tt.wantWrite, before == nil || cm.ResourceVersion != before.ResourceVersion, "written only when the message differs")
 		})
 	}
 }
@@ -171,9 +339,9 @@ func TestReconcile(t *testing.T) {
 func TestReconcileIsLevelBased(t *testing.T) {
 	t.Parallel()
 	ctx, req := context.Background(), ports.Request{NamespacedName: key}
-	store := newStore()
+	store, cms := newStore(), newConfigMaps()
 	events := memory.NewEventRecorder()
-	r, err := greeting.NewReconciler(store, store, events)
+	r, err := greeting.NewReconciler(store, store, cms, cms, events)
 	require.NoError(t, err)
 	_, err = store.Create(ctx, newGreeting(greetingv1.GreetingSpec{Name: "World", Salutation: "Hello"}, greetingv1.GreetingStatus{}))
 	require.NoError(t, err)
@@ -182,11 +350,16 @@ func TestReconcileIsLevelBased(t *testing.T) {
 	require.NoError(t, err)
 	greeted, err := store.Get(ctx, key)
 	require.NoError(t, err)
+	published, err := cms.Get(ctx, key)
+	require.NoError(t, err)
 	_, err = r.Reconcile(ctx, req)
 	require.NoError(t, err)
 	again, err := store.Get(ctx, key)
 	require.NoError(t, err)
 	assert.Equal(t, greeted.ResourceVersion, again.ResourceVersion, "nothing written the second time")
+	cm, err := cms.Get(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, published.ResourceVersion, cm.ResourceVersion, "nor to the ConfigMap")
 
 	again.Spec.Name = "Ada"
 	renamed, err := store.Update(ctx, again)
@@ -197,6 +370,9 @@ func TestReconcileIsLevelBased(t *testing.T) {
 	got, err := store.Get(ctx, key)
 	require.NoError(t, err)
 	assert.Equal(t, greetingv1.GreetingStatus{Message: "Hello, Ada!", ObservedGeneration: 2}, got.Status)
+	cm, err = cms.Get(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{greeting.MessageKey: "Hello, Ada!"}, cm.Data)
 	assert.Equal(t, []memory.Event{
 		{Kind: "Greeting", Regarding: key, Type: ports.EventTypeNormal, Reason: greeting.ReasonGreeted, Action: "Greet", Note: `Set status.message to "Hello, World!"`},
 		{Kind: "Greeting", Regarding: key, Type: ports.EventTypeNormal, Reason: greeting.ReasonGreeted, Action: "Greet", Note: `Set status.message to "Hello, Ada!"`},
@@ -205,50 +381,88 @@ func TestReconcileIsLevelBased(t *testing.T) {
 
 func TestReconcileReportsReadErrors(t *testing.T) {
 	t.Parallel()
-	r, err := greeting.NewReconciler(failingReader{errors.New("cache stopped")}, newStore(), memory.NewEventRecorder())
+	ctx := context.Background()
+	greetings := newStore()
+	_, err := greetings.Create(ctx, newGreeting(greetingv1.GreetingSpec{Name: "World"}, greetingv1.GreetingStatus{}))
 	require.NoError(t, err)
+	cms := newConfigMaps()
+	stopped := errors.New("cache stopped")
+	tests := []struct {
+		name string
+		r    func() (*greeting.Reconciler, error)
+		want string
+	}{
+		{
+			name: "of the Greeting",
+			r: func() (*greeting.Reconciler, error) {
+				return greeting.NewReconciler(failingReader[*greetingv1.Greeting]{stopped}, greetings, cms, cms, memory.NewEventRecorder())
+			},
+			want: "get greeting lobby/welcome: cache stopped",
+		},
+		{
+			name: "of its ConfigMap",
+			r: func() (*greeting.Reconciler, error) {
+				return greeting.NewReconciler(greetings, greetings, failingReader[*corev1.ConfigMap]{stopped}, cms, memory.NewEventRecorder())
+			},
+			want: "get configmap lobby/welcome: cache stopped",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := tt.r()
+			require.NoError(t, err)
 
-	_, err = r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
+			_, err = r.Reconcile(ctx, ports.Request{NamespacedName: key})
 
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "get greeting lobby/welcome: cache stopped")
-	assert.False(t, ports.IsTerminal(err))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.False(t, ports.IsTerminal(err))
+		})
+	}
 }
 
-func TestReconcileDoesNotMutateTheCachedObject(t *testing.T) {
+func TestReconcileDoesNotMutateTheCachedObjects(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := newStore()
+	store, cms := newStore(), newConfigMaps()
 	created, err := store.Create(ctx, newGreeting(greetingv1.GreetingSpec{Name: "World"}, greetingv1.GreetingStatus{}))
 	require.NoError(t, err)
-	cached := created.DeepCopy()
-	r, err := greeting.NewReconciler(staticReader{cached}, store, memory.NewEventRecorder())
+	cm, err := cms.Create(ctx, newConfigMap(map[string]string{greeting.MessageKey: "Hi, World!"}, ownedBy(created)))
+	require.NoError(t, err)
+	cachedGreeting, cachedConfigMap := created.DeepCopy(), cm.DeepCopy()
+	r, err := greeting.NewReconciler(staticReader[*greetingv1.Greeting]{cachedGreeting}, store,
+		staticReader[*corev1.ConfigMap]{cachedConfigMap}, cms, memory.NewEventRecorder())
 	require.NoError(t, err)
 
 	_, err = r.Reconcile(ctx, ports.Request{NamespacedName: key})
 
 	require.NoError(t, err)
-	assert.Equal(t, created, cached, "the cached object is unchanged")
+	assert.Equal(t, created, cachedGreeting, "the cached Greeting is unchanged")
+	assert.Equal(t, cm, cachedConfigMap, "the cached ConfigMap is unchanged")
 	got, err := store.Get(ctx, key)
 	require.NoError(t, err)
 	assert.Equal(t, "Hello, World!", got.Status.Message, "the copy was written")
+	gotCM, err := cms.Get(ctx, key)
+	require.NoError(t, err)
+	assert.Equal(t, "Hello, World!", gotCM.Data[greeting.MessageKey], "the copy was written")
 }
 
 func TestNewReconcilerRequiresEveryPort(t *testing.T) {
 	t.Parallel()
-	store := newStore()
+	store, cms, events := newStore(), newConfigMaps(), memory.NewEventRecorder()
 	for name, build := range map[string]func() (*greeting.Reconciler, error){
-		"reader": func() (*greeting.Reconciler, error) {
-			return greeting.NewReconciler(nil, store, memory.NewEventRecorder())
-		},
-		"writer": func() (*greeting.Reconciler, error) {
-			return greeting.NewReconciler(store, nil, memory.NewEventRecorder())
-		},
-		"events": func() (*greeting.Reconciler, error) { return greeting.NewReconciler(store, store, nil) },
+		"reader":           func() (*greeting.Reconciler, error) { return greeting.NewReconciler(nil, store, cms, cms, events) },
+		"writer":           func() (*greeting.Reconciler, error) { return greeting.NewReconciler(store, nil, cms, cms, events) },
+		"configmap reader": func() (*greeting.Reconciler, error) { return greeting.NewReconciler(store, store, nil, cms, events) },
+		"configmap writer": func() (*greeting.Reconciler, error) { return greeting.NewReconciler(store, store, cms, nil, events) },
+		"events":           func() (*greeting.Reconciler, error) { return greeting.NewReconciler(store, store, cms, cms, nil) },
 	} {
 		_, err := build()
 		assert.Error(t, err, "without %s", name)
 	}
+	_, err := greeting.NewReconciler(store, store, cms, cms, events)
+	assert.NoError(t, err)
 }
 
 // The package keeps to the rule the architecture test applies to
@@ -274,22 +488,21 @@ func TestImportsFollowTheDomainRule(t *testing.T) {
 	assert.Contains(t, pkg.Imports, module+"/examples/greeting/api/v1")
 }
 
-type staticReader struct{ g *greetingv1.Greeting }
+type staticReader[T any] struct{ obj T }
 
-func (s staticReader) Get(context.Context, types.NamespacedName) (*greetingv1.Greeting, error) {
-	return s.g, nil
+func (s staticReader[T]) Get(context.Context, types.NamespacedName) (T, error) { return s.obj, nil }
+
+func (s staticReader[T]) List(context.Context, string, ...ports.ListOption) ([]T, error) {
+	return []T{s.obj}, nil
 }
 
-func (s staticReader) List(context.Context, string, ...ports.ListOption) ([]*greetingv1.Greeting, error) {
-	return []*greetingv1.Greeting{s.g}, nil
+type failingReader[T any] struct{ err error }
+
+func (f failingReader[T]) Get(context.Context, types.NamespacedName) (T, error) {
+	var zero T
+	return zero, f.err
 }
 
-type failingReader struct{ err error }
-
-func (f failingReader) Get(context.Context, types.NamespacedName) (*greetingv1.Greeting, error) {
-	return nil, f.err
-}
-
-func (f failingReader) List(context.Context, string, ...ports.ListOption) ([]*greetingv1.Greeting, error) {
+func (f failingReader[T]) List(context.Context, string, ...ports.ListOption) ([]T, error) {
 	return nil, f.err
 }
