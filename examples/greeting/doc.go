@@ -1,7 +1,8 @@
 // Command greeting is the operator with a custom resource added from
 // outside: everything cmd/operator runs, plus the Greeting kind's
-// controller, defaulting webhook and validating webhook (see package
-// greeting and its API, package v1 under api/).
+// controller (which owns a ConfigMap per Greeting), defaulting webhook and
+// validating webhook (see package greeting and its API, package v1 under
+// api/).
 //
 // It takes the operator's flags. The greeting controller always runs:
 // --controllers selects among the operator's own controllers only. The

@@ -89,6 +89,40 @@ func TestGreetingsAreGreeted(t *testing.T) {
 		g.eventuallyStatus(t, "howdy", greetingv1.GreetingStatus{Message: "Hello, Partner!", ObservedGeneration: 2})
 	})
 
+	t.Run("the Greeting owns a ConfigMap with its message, which comes back when changed or deleted", func(t *testing.T) {
+		world, err := g.get(ctx, "world")
+		require.NoError(t, err)
+		yes := true
+		owner := []metav1.OwnerReference{{
+			APIVersion: "greetings.example.hexagonal-operator.io/v1", Kind: "Greeting", Name: "world", UID: world.UID,
+			Controller: &yes, BlockOwnerDeletion: &yes,
+		}}
+		cms := cp.Clientset().CoreV1().ConfigMaps(ns)
+		eventuallyPublished := func(t *testing.T, message string) {
+			t.Helper()
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				cm, err := cms.Get(ctx, "world", metav1.GetOptions{})
+				require.NoError(c, err)
+				assert.Equal(c, map[string]string{greeting.MessageKey: message}, cm.Data)
+				assert.Equal(c, owner, cm.OwnerReferences)
+			}, 30*time.Second, 50*time.Millisecond)
+		}
+		eventuallyPublished(t, "Hello, Ada!")
+
+		cm, err := cms.Get(ctx, "world", metav1.GetOptions{})
+		require.NoError(t, err)
+		cm.Data[greeting.MessageKey] = "Bye, Ada!"
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		eventuallyPublished(t, "Hello, Ada!")
+
+		require.NoError(t, cms.Delete(ctx, "world", metav1.DeleteOptions{}))
+		eventuallyPublished(t, "Hello, Ada!")
+		again, err := cms.Get(ctx, "world", metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.NotEqual(t, cm.UID, again.UID, "a new ConfigMap")
+	})
+
 	t.Run("each greeting is recorded as an Event", func(t *testing.T) {
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			events, err := cp.Clientset().EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
