@@ -16,7 +16,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -83,7 +82,7 @@ func For[T cache.Object](resource schema.GroupVersionResource) ControllerOption 
 		s.resource = resource
 		s.primary = fx.Provide(fx.Private,
 			func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
-				if kubeclient.Scheme.IsVersionRegistered(resource.GroupVersion()) {
+				if cache.Typed(resource.GroupVersion()) {
 					return cache.NewResource[T](c, resource)
 				}
 				return cache.NewDynamicResource[T](c, dyn, resource)

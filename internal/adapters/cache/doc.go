@@ -9,7 +9,7 @@
 // objects and a ports.Source of their changes, on one informer):
 //
 //   - [NewResource]: typed objects listed and watched through the typed
-//     client (kubeclient.Interface, protobuf on the wire): any built-in
+//     clientset (kubernetes.Interface, protobuf on the wire): any built-in
 //     kind a controller added with app.Controller reads.
 //   - [NewMetadataResource]: metadata only (the metadata client, which asks
 //     the server for PartialObjectMetadata), each object naming its kind.
@@ -18,7 +18,7 @@
 //     spec or status, so there is no reason to hold more in memory; a
 //     [Trim] drops the metadata no reader of a kind looks at (the Pods'
 //     labels and annotations).
-//   - [NewDynamicResource]: a kind kubeclient does not know, such as the
+//   - [NewDynamicResource]: a kind outside the [Typed] groups, such as the
 //     ChaosPod CRD, through the dynamic client, decoded into typed objects
 //     as they arrive so readers never see unstructured maps.
 //
@@ -27,10 +27,9 @@
 // shares it, asking for it another way is an error.
 //
 // The cache builds each informer itself, from a ListWatch over the client,
-// rather than from client-go's informer factories: the typed factory is
-// built on client-go's clientset, and with the metadata and dynamic
-// factories it links every built-in API group into the binary (see package
-// kubeclient). As the factories do, it asks the client whether it can
+// rather than from client-go's informer factories, so that every kind,
+// typed, metadata-only or dynamic, gets the same transforms, patience and
+// metrics. As the factories do, it asks the client whether it can
 // serve watch-lists, client-go's streamed initial list: a fake must say it
 // cannot (client-go's fakes do), or its informers never sync.
 //
@@ -80,12 +79,12 @@
 //
 // # Which built-in kinds
 //
-// On a *kubeclient.Clientset, [NewResource] reads any kind an informer can
-// list and watch in the groups of kubeclient.Scheme, through the group's
-// REST client, decoding into the kind's type; on another
-// kubeclient.Interface (a test's fake) only the kinds the interface has
-// clients for. Kinds of other groups (RBAC, batch, ...) are refused:
-// serving them would mean linking their groups.
+// On a *kubernetes.Clientset, [NewResource] reads any kind an informer can
+// list and watch in the groups [Typed] names, through the group's REST
+// client, decoding into the kind's type; on another kubernetes.Interface
+// (a test's fake) only the kinds it has typed clients for. Kinds of other
+// groups (RBAC, batch, ...) are refused: the cache knows which of their
+// kinds are cluster-scoped only for these groups.
 //
 // # Freshness
 //

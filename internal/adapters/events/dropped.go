@@ -7,22 +7,18 @@ import (
 )
 
 // DroppedMetric counts the Events the recorder gave up on, by cause: an
-// Event is best-effort (a queue that stays full drops rather than holds a
-// reconcile for long), but a dashboard should be able to tell that some
+// Event is best-effort, but a dashboard should be able to tell that some
 // were lost.
 const DroppedMetric = "operator_events_dropped_total"
 
 // Causes of a dropped Event, the `cause` label of DroppedMetric.
 const (
-	DropQueueFull   = "queue_full"   // the queue stayed full: writers stuck, or 10 s passed
-	DropNotRunning  = "not_running"  // recorded before Start or after Stop
-	DropInvalid     = "invalid"      // no reference to its object, or an unknown type
-	DropRejected    = "rejected"     // the API server refused it (invalid, forbidden)
-	DropWriteFailed = "write_failed" // transient errors past the last try
-	DropStopped     = "stopped"      // still being written when the recorder stopped
+	DropNotRunning = "not_running" // recorded before Start or after Stop
+	DropInvalid    = "invalid"     // no reference to its object, or an unknown type
+	DropRejected   = "rejected"    // the API server refused it (invalid, forbidden)
 )
 
-var dropCauses = [...]string{DropQueueFull, DropNotRunning, DropInvalid, DropRejected, DropWriteFailed, DropStopped}
+var dropCauses = [...]string{DropNotRunning, DropInvalid, DropRejected}
 
 // dropCounts counts drops per cause without a lock: Eventf calls it on
 // the reconcile's path.

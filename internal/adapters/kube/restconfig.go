@@ -9,10 +9,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
 
 // LoadRESTConfig finds the cluster the way kubebuilder operators do: the
@@ -56,12 +55,12 @@ func Preflight(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}
-	client, err := kubeclient.NewForConfigAndClient(cfg, httpClient)
+	client, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}
 	for {
-		err := client.RESTClient().Get().AbsPath("/version").Do(ctx).Error()
+		err := client.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 		if err == nil {
 			return nil
 		}
