@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -50,11 +51,10 @@ type Options struct {
 // Recorder records events.k8s.io/v1 Events through client-go's
 // tools/events broadcaster.
 type Recorder struct {
-	client     kubernetes.Interface
 	scheme     *runtime.Scheme
 	controller string
 	log        *zap.Logger
-	dropped    dropCounts
+	dropped    *prometheus.CounterVec
 	sink       *sink
 	// handed and seen count the Events passed to the broadcaster and
 	// those it has distributed: client-go hands each over from a goroutine
@@ -93,8 +93,8 @@ func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder,
 	if controller == "" {
 		controller = DefaultReportingController
 	}
-	r := &Recorder{client: client, scheme: scheme, controller: controller, log: log}
-	r.sink = &sink{EventSink: &events.EventSinkImpl{Interface: client.EventsV1()}, dropped: &r.dropped, log: log}
+	r := &Recorder{scheme: scheme, controller: controller, log: log, dropped: newDropped()}
+	r.sink = &sink{EventSink: &events.EventSinkImpl{Interface: client.EventsV1()}, dropped: r.dropped, log: log}
 	return r, nil
 }
 
@@ -180,17 +180,17 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if r.recorder == nil {
-		r.dropped.add(DropNotRunning)
+		r.dropped.WithLabelValues(DropNotRunning).Inc()
 		r.log.Debug("event dropped, recorder not running", zap.String("reason", reason))
 		return
 	}
 	if _, err := reference.GetReference(r.scheme, regarding); err != nil {
-		r.dropped.add(DropInvalid)
+		r.dropped.WithLabelValues(DropInvalid).Inc()
 		r.log.Error("event dropped, no reference to its object", zap.String("reason", reason), zap.Error(err))
 		return
 	}
 	if eventType != corev1.EventTypeNormal && eventType != corev1.EventTypeWarning {
-		r.dropped.add(DropInvalid)
+		r.dropped.WithLabelValues(DropInvalid).Inc()
 		r.log.Error("event dropped, unknown type", zap.String("reason", reason), zap.String("type", eventType))
 		return
 	}
@@ -225,7 +225,7 @@ func truncate(s string, n int) string {
 // rejects), and knows when no write is in flight, for Stop.
 type sink struct {
 	events.EventSink
-	dropped *dropCounts
+	dropped *prometheus.CounterVec
 	log     *zap.Logger
 
 	inflight atomic.Int64
@@ -274,7 +274,7 @@ func (s *sink) observe(err error, e *eventsv1.Event) {
 	default:
 		return
 	}
-	s.dropped.add(DropRejected)
+	s.dropped.WithLabelValues(DropRejected).Inc()
 	s.log.Info("event rejected", zap.String("reason", e.Reason), zap.String("namespace", e.Namespace), zap.Error(err))
 }
 
