@@ -9,7 +9,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -55,12 +55,12 @@ func Preflight(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}
-	client, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
+	client, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}
 	for {
-		err := client.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error()
+		err := client.RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 		if err == nil {
 			return nil
 		}
