@@ -1,6 +1,7 @@
 package leaderelection
 
 import (
+	"errors"
 	"sync"
 
 	"k8s.io/client-go/tools/leaderelection"
@@ -16,20 +17,30 @@ var (
 )
 
 type metricsProvider struct {
-	mu   sync.Mutex // held while an elector is made
-	next leaderelection.LeaderMetric
+	mu    sync.Mutex // held while an elector is made
+	next  leaderelection.LeaderMetric
+	asked bool
 }
 
-func (p *metricsProvider) NewLeaderMetric() leaderelection.LeaderMetric { return p.next }
+func (p *metricsProvider) NewLeaderMetric() leaderelection.LeaderMetric {
+	p.asked = true
+	return p.next
+}
 
-// newLeaderElector makes client-go's elector, reporting to metric.
+// newLeaderElector makes client-go's elector, reporting to metric. It
+// fails when another package set client-go's provider first, which would
+// leave the metrics at zero.
 func newLeaderElector(config leaderelection.LeaderElectionConfig, metric leaderelection.LeaderMetric) (*leaderelection.LeaderElector, error) {
 	providerOnce.Do(func() { leaderelection.SetProvider(provider) })
 	provider.mu.Lock()
 	defer provider.mu.Unlock()
-	provider.next = metric
+	provider.next, provider.asked = metric, false
 	defer func() { provider.next = nil }()
-	return leaderelection.NewLeaderElector(config)
+	le, err := leaderelection.NewLeaderElector(config)
+	if err == nil && !provider.asked {
+		return nil, errors.New("client-go's leader election metrics provider was set by another package")
+	}
+	return le, err
 }
 
 // leaderMetric is an Elector's leader_election_master_status and
