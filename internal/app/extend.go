@@ -19,7 +19,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -72,7 +71,7 @@ type ControllerOption func(*controllerSpec)
 
 // For names the kind the controller reconciles, once: T is the kind's Go
 // type (its name is the kind's) and resource where the API server serves
-// it. A resource of kubeclient's scheme is cached typed, any other (a
+// it. A resource of the [cache.Typed] groups is cached typed, any other (a
 // CRD's) through the dynamic client, decoded into T.
 func For[T cache.Object](resource schema.GroupVersionResource, opts ...WatchOption) ControllerOption {
 	return func(s *controllerSpec) { s.watches = append(s.watches, watchOf[T]("For", resource, nil, opts)) }
@@ -190,7 +189,7 @@ func watchOf[T cache.Object](verb string, resource schema.GroupVersionResource, 
 		})
 	} else {
 		offerReader(&w, func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
-			if kubeclient.Scheme.IsVersionRegistered(resource.GroupVersion()) {
+			if cache.Typed(resource.GroupVersion()) {
 				return cache.NewResource[T](c, resource)
 			}
 			return cache.NewDynamicResource[T](c, dyn, resource)

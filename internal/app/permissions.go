@@ -8,11 +8,11 @@ import (
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
@@ -83,7 +83,7 @@ const groupAccess = `group:"required-access,flatten"`
 type permissionParams struct {
 	fx.In
 	Config config.Config
-	Client kubeclient.Interface
+	Client kubernetes.Interface
 	Logger *zap.Logger
 	Extra  []kube.Access `group:"required-access"`
 }

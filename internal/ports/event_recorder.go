@@ -11,10 +11,7 @@ const (
 // EventRecorder knows how to record a Kubernetes Event about an object.
 //
 // Recording is best effort and never fails the caller: losing an Event
-// must not fail a reconcile. It does not wait for the API server; a caller
-// that records faster than Events can be written may wait a bounded time
-// for room, so that a backlog goes at the writers' pace instead of losing
-// its Events.
+// must not fail a reconcile. It does not wait for the API server.
 type EventRecorder interface {
 	// Eventf records an event regarding obj. action says what the operator
 	// did (for example "Label"), note is a human-readable message.

@@ -31,40 +31,6 @@ func TestGoModHasNoControllerRuntime(t *testing.T) {
 	}
 }
 
-func TestOperatorBinaryLinksOnlyTheAPIGroupsItUses(t *testing.T) {
-	t.Parallel()
-	deps, err := architecture.LoadDeps("../..", "./cmd/operator")
-	require.NoError(t, err)
-	require.Contains(t, deps, "k8s.io/client-go/rest", "the dependency list is the operator's")
-	for _, v := range architecture.CheckBinary("cmd/operator", deps) {
-		t.Errorf("VIOLATION %s", v)
-	}
-}
-
-func TestCheckBinaryRules(t *testing.T) {
-	t.Parallel()
-	got := architecture.CheckBinary("cmd/operator", []string{
-		"k8s.io/client-go/rest",
-		"k8s.io/client-go/gentype",
-		"k8s.io/client-go/kubernetes",
-		"k8s.io/client-go/kubernetes/scheme",
-		"k8s.io/client-go/kubernetes/typed/apps/v1",
-		"k8s.io/client-go/informers/core/v1",
-		"k8s.io/client-go/tools/leaderelection/resourcelock",
-		"k8s.io/client-go/tools/cache",
-		"k8s.io/client-go/kubernetesx",
-	})
-	var imports []string
-	for _, v := range got {
-		imports = append(imports, v.Import)
-	}
-	assert.Equal(t, []string{
-		"k8s.io/client-go/kubernetes",
-		"k8s.io/client-go/informers/core/v1",
-		"k8s.io/client-go/tools/leaderelection/resourcelock",
-	}, imports)
-}
-
 // The checker itself must fail on a module that breaks the rule.
 func TestCheckCatchesAViolatingModule(t *testing.T) {
 	t.Parallel()

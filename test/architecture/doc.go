@@ -1,10 +1,7 @@
 // Package architecture checks the hexagon's dependency rule on this module:
 // the domain knows only ports, api types and the standard library; ports
 // know only api; adapters do not know each other or the domain; nothing
-// depends on controller-runtime or k8s.io/kubernetes. The operator binary
-// also must not link client-go's clientset or anything built on it (its
-// informer factory, tools/events, tools/leaderelection), which would
-// register every built-in API group at start-up.
+// depends on controller-runtime or k8s.io/kubernetes.
 //
 // The rule runs as an ordinary test (`go test ./test/architecture`), so a
 // forbidden import fails `make test` and `make lint` like any broken test.

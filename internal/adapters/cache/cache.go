@@ -15,10 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -54,7 +54,7 @@ const (
 // watches. Build it with New, then Start it; see the package documentation.
 type Cache struct {
 	logger    *zap.Logger
-	client    kubeclient.Interface
+	client    kubernetes.Interface
 	meta      metadata.Interface
 	namespace string
 	strip     bool
@@ -76,7 +76,7 @@ var _ ports.HealthCheck = (*Cache)(nil)
 // (metadata-only kinds). It registers operator_cache_objects on reg unless
 // reg is nil, and logs watch failures to logger (nil: no logs). It does no
 // I/O and starts nothing.
-func New(client kubeclient.Interface, meta metadata.Interface, reg prometheus.Registerer, logger *zap.Logger, opts Options) (*Cache, error) {
+func New(client kubernetes.Interface, meta metadata.Interface, reg prometheus.Registerer, logger *zap.Logger, opts Options) (*Cache, error) {
 	if client == nil || meta == nil {
 		return nil, errors.New("cache: a kubernetes client and a metadata client are required")
 	}

@@ -22,12 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
@@ -186,7 +186,7 @@ func TestOnAPIServer(t *testing.T) {
 		assert.True(t, rsFresh.HasApplied("not-a-number"), "versions that do not compare never block")
 	})
 
-	t.Run("resources of any listable kind of kubeclient's groups", func(t *testing.T) {
+	t.Run("resources of any listable kind of the typed groups", func(t *testing.T) {
 		t.Parallel()
 		ns, other := namespace(t, cp, "resources"), namespace(t, cp, "resources-other")
 		for _, n := range []string{ns, other} {
@@ -231,12 +231,12 @@ func TestOnAPIServer(t *testing.T) {
 
 	// The cache knows without discovery which kinds have no namespace and
 	// which resource serves a kind: hold that against the server's word,
-	// for every listable kind of kubeclient's groups.
+	// for every listable kind of the typed groups.
 	t.Run("scopes and resource names are the server's", func(t *testing.T) {
 		t.Parallel()
 		groupVersions := map[schema.GroupVersion]bool{}
-		for gvk := range kubeclient.Scheme.AllKnownTypes() {
-			if gvk.Version != runtime.APIVersionInternal {
+		for gvk := range scheme.Scheme.AllKnownTypes() {
+			if gvk.Version != runtime.APIVersionInternal && cache.Typed(gvk.GroupVersion()) {
 				groupVersions[gvk.GroupVersion()] = true
 			}
 		}
@@ -247,7 +247,7 @@ func TestOnAPIServer(t *testing.T) {
 			for _, r := range resources.APIResources {
 				gvk := gv.WithKind(r.Kind)
 				if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "watch") ||
-					!kubeclient.Scheme.Recognizes(gvk) || !kubeclient.Scheme.Recognizes(gv.WithKind(r.Kind+"List")) {
+					!scheme.Scheme.Recognizes(gvk) || !scheme.Scheme.Recognizes(gv.WithKind(r.Kind+"List")) {
 					continue
 				}
 				plural, _ := meta.UnsafeGuessKindToResource(gvk)
@@ -259,7 +259,7 @@ func TestOnAPIServer(t *testing.T) {
 		assert.Subset(t, keys(checked), []schema.GroupKind{{Kind: "ConfigMap"}, {Kind: "Namespace"}, {Group: "apps", Kind: "Deployment"},
 			{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}})
 		for gk := range cache.ClusterScoped {
-			assert.True(t, checked[gk] || !kubeclient.Scheme.Recognizes(schema.GroupVersionKind{Group: gk.Group, Version: "v1", Kind: gk.Kind}),
+			assert.True(t, checked[gk] || !scheme.Scheme.Recognizes(schema.GroupVersionKind{Group: gk.Group, Version: "v1", Kind: gk.Kind}),
 				"%s is served in v1 but was not checked", gk)
 		}
 	})
@@ -303,7 +303,7 @@ func newRealCache(t *testing.T, cfg *rest.Config, opts cache.Options) *cache.Cac
 	t.Helper()
 	httpClient, err := rest.HTTPClientFor(cfg)
 	require.NoError(t, err)
-	client, err := kubeclient.NewForConfigAndClient(cfg, httpClient)
+	client, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	require.NoError(t, err)
 	meta, err := metadata.NewForConfig(cfg)
 	require.NoError(t, err)

@@ -18,14 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -58,7 +57,7 @@ func pod(ns, name, owner string, controller bool) *metav1.PartialObjectMetadata 
 }
 
 // kube is the fake clientset as the cache's client.
-func kube(cs *fake.Clientset) kubeclient.Interface { return kubeclienttest.Wrap(cs) }
+func kube(cs *fake.Clientset) kubernetes.Interface { return cs }
 
 func fakeMetadata(objs ...runtime.Object) *metadatafake.FakeMetadataClient {
 	scheme := metadatafake.NewTestScheme()

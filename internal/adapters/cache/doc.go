@@ -6,12 +6,13 @@
 // The cache knows no kind by itself: the composition root asks it for each
 // kind it reads or watches, as a [Resource]:
 //
-//   - [NewResource]: typed objects of a built-in kind, through the client's
-//     REST client for the group (protobuf on the wire);
+//   - [NewResource]: typed objects of a built-in kind of the [Typed]
+//     groups, through the clientset's REST client for the group (protobuf
+//     on the wire);
 //   - [NewMetadataResource]: metadata only, through the metadata client, for
 //     a kind whose spec and status no reader looks at; a [Trim] drops
 //     metadata no reader needs either (the Pods' labels and annotations);
-//   - [NewDynamicResource]: a kind kubeclient does not know, such as a CRD's,
+//   - [NewDynamicResource]: a kind of any other group, such as a CRD's,
 //     through the dynamic client, decoded into typed objects as they arrive.
 //
 // One informer serves each kind, keyed by its name: asking again for a kind

@@ -14,11 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
-
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 type recorded struct{ adds, updates, deletes []metav1.Object }
@@ -186,15 +184,15 @@ func TestTypedKindsAgreeWithTheRESTClients(t *testing.T) {
 		t.Run(gvr.String(), func(t *testing.T) {
 			t.Parallel()
 			gvk := gvr.GroupVersion().WithKind(k.typ.Elem().Name())
-			gvks, _, err := kubeclient.Scheme.ObjectKinds(reflect.New(k.typ.Elem()).Interface().(runtime.Object))
+			gvks, _, err := scheme.Scheme.ObjectKinds(reflect.New(k.typ.Elem()).Interface().(runtime.Object))
 			require.NoError(t, err)
 			assert.Contains(t, gvks, gvk)
 			plural, _ := meta.UnsafeGuessKindToResource(gvk)
 			assert.Equal(t, gvr.Resource, plural.Resource)
-			assert.True(t, kubeclient.Scheme.Recognizes(gvr.GroupVersion().WithKind(gvk.Kind+"List")))
+			assert.True(t, scheme.Scheme.Recognizes(gvr.GroupVersion().WithKind(gvk.Kind+"List")))
 
 			cs := fake.NewClientset()
-			_, err = k.listWatch(kubeclienttest.Wrap(cs), "shop").ListWithContext(t.Context(), metav1.ListOptions{})
+			_, err = k.listWatch(cs, "shop").ListWithContext(t.Context(), metav1.ListOptions{})
 			require.NoError(t, err)
 			require.Len(t, cs.Actions(), 1)
 			want := "shop"

@@ -7,7 +7,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Module provides the cache. It consumes kubeclient.Interface,
+// Module provides the cache. It consumes kubernetes.Interface,
 // metadata.Interface, prometheus.Registerer, *zap.Logger and an [Options]
 // from the graph, and provides *Cache and its readiness ports.HealthCheck
 // in the value group "readyz". The cache knows no kind by itself: the

@@ -9,11 +9,11 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/metadata"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -25,7 +25,7 @@ func TestModule(t *testing.T) {
 			cache.Module,
 			lifecycle.Module,
 			fx.Supply(
-				fx.Annotate(kube(fake.NewClientset(replicaSet("apps", "web"))), fx.As(new(kubeclient.Interface))),
+				fx.Annotate(kube(fake.NewClientset(replicaSet("apps", "web"))), fx.As(new(kubernetes.Interface))),
 				fx.Annotate(fakeMetadata(), fx.As(new(metadata.Interface))),
 				fx.Annotate(prometheus.NewRegistry(), fx.As(new(prometheus.Registerer))),
 				zap.NewNop(),

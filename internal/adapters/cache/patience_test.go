@@ -19,9 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
 
 // errRefused is the error a dial to a closed port returns, as client-go
@@ -98,7 +97,7 @@ func TestPatientListSurvivesAServerThatIsNotThereYet(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 
-	client, err := kubeclient.NewForConfigAndClient(&rest.Config{Host: "http://" + addr}, http.DefaultClient)
+	client, err := kubernetes.NewForConfigAndClient(&rest.Config{Host: "http://" + addr}, http.DefaultClient)
 	require.NoError(t, err)
 	core, logs := observer.New(zap.InfoLevel)
 	p := patience{logger: zap.New(core), kind: "ReplicaSet", first: 10 * time.Millisecond, max: 50 * time.Millisecond}

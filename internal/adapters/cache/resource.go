@@ -10,6 +10,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -20,10 +22,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/gentype"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -36,7 +40,7 @@ type Object interface {
 // Resource is one kind held by the cache: a ports.Reader of its objects and
 // a ports.Source of their changes, sharing one informer. Build it with
 // [NewResource] (typed objects), [NewMetadataResource] (metadata only) or
-// [NewDynamicResource] (a kind kubeclient does not know, such as a CRD).
+// [NewDynamicResource] (a kind outside the [Typed] groups, such as a CRD).
 type Resource[T Object] struct {
 	*source
 	what string // the kind in lower case, for errors: computed once, off the read path
@@ -49,10 +53,10 @@ var (
 )
 
 // NewResource caches resource, a built-in resource whose objects are T.
-// On a *kubeclient.Clientset it serves any kind an informer can list and
-// watch in the groups of kubeclient.Scheme, through the group's REST client
-// (protobuf), decoding into T; on another kubeclient.Interface (a test's
-// fake) only the kinds the interface has clients for.
+// On a *kubernetes.Clientset it serves any kind an informer can list and
+// watch in the groups [Typed] names, through the group's REST client
+// (protobuf), decoding into T; on another kubernetes.Interface (a test's
+// fake) only the kinds of typedKinds.
 func NewResource[T Object](c *Cache, resource schema.GroupVersionResource) (*Resource[T], error) {
 	if err := check[T](c, resource); err != nil {
 		return nil, err
@@ -63,8 +67,8 @@ func NewResource[T Object](c *Cache, resource schema.GroupVersionResource) (*Res
 		lw   *toolscache.ListWatch
 		err  error
 	)
-	if rc, ok := c.client.(restClients); ok {
-		kind, lw, err = restListWatch[T](rc, resource, c.namespace)
+	if cs, ok := c.client.(*kubernetes.Clientset); ok {
+		kind, lw, err = restListWatch[T](cs, resource, c.namespace)
 	} else {
 		kind, lw, err = typedListWatch(c.client, resource, typ, c.namespace)
 	}
@@ -266,20 +270,27 @@ func newObject[T Object]() T {
 	return reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
 }
 
-// restClients is *kubeclient.Clientset: a REST client per group version
-// of kubeclient.Scheme, which decodes (protobuf or JSON) into the scheme's
-// types.
-type restClients interface {
-	RESTClientFor(gv schema.GroupVersion) rest.Interface
+// groupClients are the groups whose kinds [NewResource] reads from a
+// *kubernetes.Clientset, each through the REST client of its typed client.
+var groupClients = map[schema.GroupVersion]func(*kubernetes.Clientset) rest.Interface{
+	corev1.SchemeGroupVersion:                  func(c *kubernetes.Clientset) rest.Interface { return c.CoreV1().RESTClient() },
+	appsv1.SchemeGroupVersion:                  func(c *kubernetes.Clientset) rest.Interface { return c.AppsV1().RESTClient() },
+	coordinationv1.SchemeGroupVersion:          func(c *kubernetes.Clientset) rest.Interface { return c.CoordinationV1().RESTClient() },
+	eventsv1.SchemeGroupVersion:                func(c *kubernetes.Clientset) rest.Interface { return c.EventsV1().RESTClient() },
+	authenticationv1.SchemeGroupVersion:        func(c *kubernetes.Clientset) rest.Interface { return c.AuthenticationV1().RESTClient() },
+	authorizationv1.SchemeGroupVersion:         func(c *kubernetes.Clientset) rest.Interface { return c.AuthorizationV1().RESTClient() },
+	admissionregistrationv1.SchemeGroupVersion: func(c *kubernetes.Clientset) rest.Interface { return c.AdmissionregistrationV1().RESTClient() },
 }
 
-var _ restClients = (*kubeclient.Clientset)(nil)
+// Typed reports whether [NewResource] reads gv's kinds from a real
+// clientset; other kinds are read with [NewDynamicResource].
+func Typed(gv schema.GroupVersion) bool { return groupClients[gv] != nil }
 
-// clusterScoped are the kinds of kubeclient.Scheme's groups that an
-// informer can list and watch and that live outside namespaces
+// clusterScoped are the kinds of the groupClients that an informer can
+// list and watch and that live outside namespaces
 // (+genclient:nonNamespaced in k8s.io/api): they are listed without the
 // cache's namespace. Without discovery nothing else says so, so extend it
-// when kubeclient gains a group; an integration test holds it against the
+// with groupClients; an integration test holds it against the
 // API server's discovery.
 var clusterScoped = map[schema.GroupKind]bool{
 	{Kind: "Namespace"}:        true,
@@ -295,21 +306,21 @@ var clusterScoped = map[schema.GroupKind]bool{
 
 // restListWatch lists and watches gvr as T through the REST client of its
 // group version, as the typed clients do (protobuf preferred).
-// T must be the kind of gvr in kubeclient.Scheme, which names the list
+// T must be the kind of gvr in client-go's scheme, which names the list
 // type to decode into ("<Kind>List"). Which resource serves a kind is
 // guessed from its name, as the API server names its built-in resources;
 // a resource that is not T's kind is refused rather than an informer that
 // never syncs.
-func restListWatch[T Object](clients restClients, gvr schema.GroupVersionResource, namespace string) (string, *toolscache.ListWatch, error) {
+func restListWatch[T Object](clientset *kubernetes.Clientset, gvr schema.GroupVersionResource, namespace string) (string, *toolscache.ListWatch, error) {
 	gv := gvr.GroupVersion()
-	rc := clients.RESTClientFor(gv)
-	if rc == nil {
-		return "", nil, fmt.Errorf("%s is not a group of kubeclient's scheme", gv)
+	group := groupClients[gv]
+	if group == nil {
+		return "", nil, fmt.Errorf("%s is not a group the cache reads typed", gv)
 	}
 	example := newObject[T]()
-	gvks, _, err := kubeclient.Scheme.ObjectKinds(example)
+	gvks, _, err := scheme.Scheme.ObjectKinds(example)
 	if err != nil {
-		return "", nil, fmt.Errorf("%T is not a type of kubeclient's scheme: %w", example, err)
+		return "", nil, fmt.Errorf("%T is not a type of client-go's scheme: %w", example, err)
 	}
 	i := slices.IndexFunc(gvks, func(gvk schema.GroupVersionKind) bool { return gvk.GroupVersion() == gv })
 	if i < 0 {
@@ -320,68 +331,68 @@ func restListWatch[T Object](clients restClients, gvr schema.GroupVersionResourc
 		return "", nil, fmt.Errorf("%s objects are %s, not %s", gvk.Kind, plural.Resource, gvr.Resource)
 	}
 	listKind := gv.WithKind(gvk.Kind + "List")
-	list, err := kubeclient.Scheme.New(listKind)
+	list, err := scheme.Scheme.New(listKind)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s cannot be listed: %w", gvk.Kind, err)
 	}
 	listType := reflect.TypeOf(list).Elem()
 	newList := func() runtime.Object { return reflect.New(listType).Interface().(runtime.Object) }
 	namespace = namespaceOf(gvr, gvk.Kind, namespace)
-	client := kubeclient.NewResourceClient[T, runtime.Object](rc, gvr.Resource, namespace, newObject[T], newList)
+	client := gentype.NewClientWithList[T, runtime.Object](gvr.Resource, group(clientset), scheme.ParameterCodec, namespace, newObject[T], newList)
 	return gvk.Kind, listWatch[runtime.Object](client), nil
 }
 
-// typedKind is a kind kubeclient.Interface has a typed client for.
+// typedKind is a kind the cache lists through the clientset's typed client
+// on clientsets other than *kubernetes.Clientset (fakes, in tests).
 type typedKind struct {
 	typ reflect.Type
 	// listWatch lists and watches in namespace, or in all namespaces when
 	// it is empty; cluster-scoped kinds ignore it.
-	listWatch func(client kubeclient.Interface, namespace string) *toolscache.ListWatch
+	listWatch func(client kubernetes.Interface, namespace string) *toolscache.ListWatch
 }
 
-func typed[T Object, L runtime.Object](client func(kubeclient.Interface, string) kubeclient.Resource[T, L]) typedKind {
+func typed[T Object, L runtime.Object](client func(kubernetes.Interface, string) listWatcher[L]) typedKind {
 	return typedKind{
 		typ:       reflect.TypeFor[T](),
-		listWatch: func(c kubeclient.Interface, ns string) *toolscache.ListWatch { return listWatch(client(c, ns)) },
+		listWatch: func(c kubernetes.Interface, ns string) *toolscache.ListWatch { return listWatch(client(c, ns)) },
 	}
 }
 
-// typedKinds serve clients without REST clients per group (fakes, in
-// tests): only the kinds kubeclient.Interface has clients for. ReplicaSets
-// are the cache's own.
+// typedKinds serve clientsets without REST clients (fakes, in tests).
+// ReplicaSets are the cache's own.
 var typedKinds = map[schema.GroupVersionResource]typedKind{
-	appsv1.SchemeGroupVersion.WithResource("replicasets"): typed(func(c kubeclient.Interface, ns string) kubeclient.ReplicaSetInterface {
+	appsv1.SchemeGroupVersion.WithResource("replicasets"): typed[*appsv1.ReplicaSet](func(c kubernetes.Interface, ns string) listWatcher[*appsv1.ReplicaSetList] {
 		return c.AppsV1().ReplicaSets(ns)
 	}),
-	corev1.SchemeGroupVersion.WithResource("pods"): typed(func(c kubeclient.Interface, ns string) kubeclient.PodInterface {
+	corev1.SchemeGroupVersion.WithResource("pods"): typed[*corev1.Pod](func(c kubernetes.Interface, ns string) listWatcher[*corev1.PodList] {
 		return c.CoreV1().Pods(ns)
 	}),
-	corev1.SchemeGroupVersion.WithResource("secrets"): typed(func(c kubeclient.Interface, ns string) kubeclient.SecretInterface {
+	corev1.SchemeGroupVersion.WithResource("secrets"): typed[*corev1.Secret](func(c kubernetes.Interface, ns string) listWatcher[*corev1.SecretList] {
 		return c.CoreV1().Secrets(ns)
 	}),
-	corev1.SchemeGroupVersion.WithResource("configmaps"): typed(func(c kubeclient.Interface, ns string) kubeclient.ConfigMapInterface {
+	corev1.SchemeGroupVersion.WithResource("configmaps"): typed[*corev1.ConfigMap](func(c kubernetes.Interface, ns string) listWatcher[*corev1.ConfigMapList] {
 		return c.CoreV1().ConfigMaps(ns)
 	}),
-	coordinationv1.SchemeGroupVersion.WithResource("leases"): typed(func(c kubeclient.Interface, ns string) kubeclient.LeaseInterface {
+	coordinationv1.SchemeGroupVersion.WithResource("leases"): typed[*coordinationv1.Lease](func(c kubernetes.Interface, ns string) listWatcher[*coordinationv1.LeaseList] {
 		return c.CoordinationV1().Leases(ns)
 	}),
-	eventsv1.SchemeGroupVersion.WithResource("events"): typed(func(c kubeclient.Interface, ns string) kubeclient.EventInterface {
+	eventsv1.SchemeGroupVersion.WithResource("events"): typed[*eventsv1.Event](func(c kubernetes.Interface, ns string) listWatcher[*eventsv1.EventList] {
 		return c.EventsV1().Events(ns)
 	}),
-	admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"): typed(func(c kubeclient.Interface, _ string) kubeclient.MutatingWebhookConfigurationInterface {
+	admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"): typed[*admissionregistrationv1.MutatingWebhookConfiguration](func(c kubernetes.Interface, _ string) listWatcher[*admissionregistrationv1.MutatingWebhookConfigurationList] {
 		return c.AdmissionregistrationV1().MutatingWebhookConfigurations()
 	}),
-	admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"): typed(func(c kubeclient.Interface, _ string) kubeclient.ValidatingWebhookConfigurationInterface {
+	admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations"): typed[*admissionregistrationv1.ValidatingWebhookConfiguration](func(c kubernetes.Interface, _ string) listWatcher[*admissionregistrationv1.ValidatingWebhookConfigurationList] {
 		return c.AdmissionregistrationV1().ValidatingWebhookConfigurations()
 	}),
 }
 
 // typedListWatch lists and watches gvr through client's typed client for
 // it, which must hold objects of type typ.
-func typedListWatch(client kubeclient.Interface, gvr schema.GroupVersionResource, typ reflect.Type, namespace string) (string, *toolscache.ListWatch, error) {
+func typedListWatch(client kubernetes.Interface, gvr schema.GroupVersionResource, typ reflect.Type, namespace string) (string, *toolscache.ListWatch, error) {
 	k, ok := typedKinds[gvr]
 	if !ok {
-		return "", nil, errors.New("the client has no typed client for it (a *kubeclient.Clientset lists any kind of kubeclient's scheme)")
+		return "", nil, errors.New("the client has no typed client for it (a *kubernetes.Clientset lists any kind of the typed groups)")
 	}
 	if k.typ != typ {
 		return "", nil, fmt.Errorf("its objects are %s, not %s", k.typ, typ)

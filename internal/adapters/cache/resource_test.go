@@ -20,13 +20,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
+	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -98,12 +99,12 @@ func TestNewResourceChecksItsArguments(t *testing.T) {
 			return err
 		}, "a dynamic client is required"},
 		{"not a pointer to an API type", func() error { _, err := cache.NewResource[cache.Object](c, configMapsGVR); return err }, "not a pointer to an API type"},
-		// The fake has typed clients only: the kinds kubeclient.Interface serves.
+		// The fake has typed clients only: the kinds kubernetes.Interface serves.
 		{"a resource the client has no client for", func() error {
 			_, err := cache.NewResource[*corev1.ConfigMap](c, corev1.SchemeGroupVersion.WithResource("widgets"))
 			return err
 		}, "cache resource v1/widgets: the client has no typed client for it"},
-		{"a group kubeclient does not serve", func() error {
+		{"a group the cache does not read typed", func() error {
 			_, err := cache.NewResource[*rbacv1.ClusterRole](c, rbacv1.SchemeGroupVersion.WithResource("clusterroles"))
 			return err
 		}, "cache resource rbac.authorization.k8s.io/v1/clusterroles"},
@@ -120,12 +121,12 @@ func TestNewResourceChecksItsArguments(t *testing.T) {
 	}
 }
 
-// On a kubeclient.Clientset a resource is read through its group's REST
-// client: any listable kind of kubeclient's scheme, under the resource
+// On a kubernetes.Clientset a resource is read through its group's REST
+// client: any listable kind of the typed groups, under the resource
 // that serves it. Building one does no I/O, so the refusals need no server.
 func TestNewResourceOnTheRESTClients(t *testing.T) {
 	t.Parallel()
-	client, err := kubeclient.NewForConfigAndClient(&rest.Config{Host: "http://127.0.0.1:1"}, http.DefaultClient)
+	client, err := kubernetes.NewForConfigAndClient(&rest.Config{Host: "http://127.0.0.1:1"}, http.DefaultClient)
 	require.NoError(t, err)
 	c, err := cache.New(client, fakeMetadata(), nil, nil, cache.Options{Namespace: "shop"})
 	require.NoError(t, err)
@@ -161,12 +162,15 @@ func TestNewResourceOnTheRESTClients(t *testing.T) {
 		{"a kind of another group version", func() (string, error) {
 			return kindOf(cache.NewResource[*corev1.ConfigMap](c, appsv1.SchemeGroupVersion.WithResource("configmaps")))
 		}, "*v1.ConfigMap is not a kind of apps/v1", true},
-		{"a type outside kubeclient's scheme", func() (string, error) {
+		{"a type outside client-go's scheme", func() (string, error) {
+			return kindOf(cache.NewResource[*chaosv1.ChaosPod](c, corev1.SchemeGroupVersion.WithResource("chaospods")))
+		}, "*v1.ChaosPod is not a type of client-go's scheme", true},
+		{"a type of another group", func() (string, error) {
 			return kindOf(cache.NewResource[*rbacv1.ClusterRole](c, corev1.SchemeGroupVersion.WithResource("clusterroles")))
-		}, "*v1.ClusterRole is not a type of kubeclient's scheme", true},
-		{"a group outside kubeclient's scheme", func() (string, error) {
+		}, "*v1.ClusterRole is not a kind of v1", true},
+		{"a group the cache does not read typed", func() (string, error) {
 			return kindOf(cache.NewResource[*rbacv1.ClusterRole](c, rbacv1.SchemeGroupVersion.WithResource("clusterroles")))
-		}, "rbac.authorization.k8s.io/v1 is not a group of kubeclient's scheme", true},
+		}, "rbac.authorization.k8s.io/v1 is not a group the cache reads typed", true},
 		{"a kind that cannot be listed", func() (string, error) {
 			return kindOf(cache.NewResource[*authenticationv1.TokenReview](c, authenticationv1.SchemeGroupVersion.WithResource("tokenreviews")))
 		}, "TokenReview cannot be listed", true},

@@ -9,7 +9,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/events"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -17,7 +16,7 @@ import (
 func TestStopLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cs := fake.NewClientset()
-	r, err := events.New(kubeclienttest.Wrap(cs), events.Options{}, nil)
+	r, err := events.New(cs, events.Options{}, nil)
 	require.NoError(t, err)
 	require.NoError(t, r.Start(context.Background()))
 	r.Eventf(pod("ns", "p"), ports.EventTypeNormal, "Labeled", "Label", "note")

@@ -7,8 +7,8 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -19,7 +19,7 @@ const GroupSchemes = `group:"event-schemes"`
 
 // Module provides ports.EventRecorder (and *Recorder).
 //
-// It consumes kubeclient.Interface, *zap.Logger, an optional [Options], and
+// It consumes kubernetes.Interface, *zap.Logger, an optional [Options], and
 // the scheme functions of the value group "event-schemes"
 // (func(*runtime.Scheme) error), which are added to Options.AddToScheme;
 // that is how the ChaosPod API joins:
@@ -41,7 +41,7 @@ var Module = fx.Module("events",
 
 type recorderParams struct {
 	fx.In
-	Client     kubeclient.Interface
+	Client     kubernetes.Interface
 	Logger     *zap.Logger
 	Options    Options                       `optional:"true"`
 	Schemes    []func(*runtime.Scheme) error `group:"event-schemes"`

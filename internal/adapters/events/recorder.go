@@ -4,18 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/reference"
-	"k8s.io/utils/clock"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -27,6 +32,11 @@ const DefaultReportingController = "hexagonal-operator"
 // would be rejected and the Event lost.
 const maxNoteLength = 1024
 
+// settle is how long Stop waits for the sink to stay idle before it
+// considers the Events handed to the broadcaster written: the broadcaster
+// hands each to a goroutine of its own, which Shutdown does not wait for.
+const settle = 100 * time.Millisecond
+
 // Options configure the [Recorder]. The zero value is ready to use.
 type Options struct {
 	// ReportingController is written into each Event; empty means
@@ -34,74 +44,36 @@ type Options struct {
 	ReportingController string
 	// AddToScheme registers more types (the ChaosPod API) in the
 	// recorder's scheme, so Events can refer to typed objects of those
-	// kinds. The kinds of kubeclient.Scheme are always registered.
+	// kinds. The built-in kinds are always registered.
 	AddToScheme []func(*runtime.Scheme) error
-	// MaxConcurrentWrites caps the Event writes in flight; 0 means
-	// DefaultMaxConcurrentWrites. A backlog of reconciles records as many
-	// Events as it writes labels, and writing them all at once would take
-	// the API server from the writes that converge the cluster. Events
-	// wait in a queue of 1000; when it is full, the caller waits for room
-	// while the writers make progress (up to 10 s), else the Event is
-	// dropped and counted.
-	MaxConcurrentWrites int
 }
 
-// DefaultMaxConcurrentWrites is the default of Options.MaxConcurrentWrites.
-const DefaultMaxConcurrentWrites = 4
-
-// Defaults of the knobs tests turn (see doc.go for the reasons).
-const (
-	// maxQueuedEvents is client-go's broadcaster's queue length.
-	maxQueuedEvents = 1000
-	// queueWait is how long Eventf waits for room in a full queue. It
-	// makes a backlog that records faster than the writers keep up go at
-	// their pace instead of losing Events, and bounds how long a
-	// reconcile can be held by an API server that takes no Events.
-	queueWait = 10 * time.Second
-	// stallAfter is how long the writers may go without finishing a write
-	// before a full queue stops holding callers: they are then stuck on
-	// the API server, and waiting for them would only slow reconciles.
-	stallAfter = 2 * time.Second
-	// stallCheck is how often a waiting caller looks at the writers.
-	stallCheck = 100 * time.Millisecond
-	// sweepEvery is how often finished series are written and evicted: an
-	// entry outlives its series by at most this much.
-	sweepEvery = 30 * time.Second
-	// firstRetryAfter is the pause after the first failed write; it
-	// doubles for each further one.
-	firstRetryAfter = 500 * time.Millisecond
-)
-
-// Recorder records events.k8s.io/v1 Events: it queues them, merges repeats
-// into series, and writes them in the background with a few goroutines.
+// Recorder records events.k8s.io/v1 Events through client-go's
+// tools/events broadcaster.
 type Recorder struct {
-	client     kubeclient.Interface
 	scheme     *runtime.Scheme
 	controller string
 	log        *zap.Logger
-	maxWrites  int
+	dropped    *prometheus.CounterVec
+	sink       *sink
+	// handed and seen count the Events passed to the broadcaster and
+	// those it has distributed: client-go hands each over from a goroutine
+	// of its own, and Stop waits for them before it shuts the broadcaster.
+	handed, seen atomic.Uint64
 
-	// Tests turn these before Start.
-	clock      clock.WithTicker
-	queueSize  int
-	maxSeries  int
-	queueWait  time.Duration
-	sweepEvery time.Duration
-	retryAfter time.Duration
-
-	dropped dropCounts
-
-	mu      sync.RWMutex // guards what follows
-	run     *run         // nil when not running
-	started bool
+	mu          sync.RWMutex // guards what follows
+	broadcaster events.EventBroadcaster
+	recorder    events.EventRecorder // nil when not running
+	cancel      context.CancelFunc
+	started     bool
 }
 
 var _ ports.EventRecorder = (*Recorder)(nil)
 
 // New returns a recorder that writes through client once started. It builds
-// the recorder's own scheme from kubeclient's groups and opts.AddToScheme,
-// and does no I/O.
-func New(client kubeclient.Interface, opts Options, log *zap.Logger) (*Recorder, error) {
+// the recorder's own scheme from client-go's and opts.AddToScheme, and does
+// no I/O.
+func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder, error) {
 	if client == nil {
 		return nil, errors.New("event recorder: a Kubernetes client is required")
 	}
@@ -109,7 +81,7 @@ func New(client kubeclient.Interface, opts Options, log *zap.Logger) (*Recorder,
 		log = zap.NewNop()
 	}
 	scheme := runtime.NewScheme()
-	for _, add := range append([]func(*runtime.Scheme) error{kubeclient.AddToScheme}, opts.AddToScheme...) {
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, opts.AddToScheme...) {
 		if add == nil {
 			continue
 		}
@@ -121,23 +93,9 @@ func New(client kubeclient.Interface, opts Options, log *zap.Logger) (*Recorder,
 	if controller == "" {
 		controller = DefaultReportingController
 	}
-	maxWrites := opts.MaxConcurrentWrites
-	if maxWrites <= 0 {
-		maxWrites = DefaultMaxConcurrentWrites
-	}
-	return &Recorder{
-		client:     client,
-		scheme:     scheme,
-		controller: controller,
-		log:        log,
-		maxWrites:  maxWrites,
-		clock:      clock.RealClock{},
-		queueSize:  maxQueuedEvents,
-		maxSeries:  maxSeries,
-		queueWait:  queueWait,
-		sweepEvery: sweepEvery,
-		retryAfter: firstRetryAfter,
-	}, nil
+	r := &Recorder{scheme: scheme, controller: controller, log: log, dropped: newDropped()}
+	r.sink = &sink{EventSink: &events.EventSinkImpl{Interface: client.EventsV1()}, dropped: r.dropped, log: log}
+	return r, nil
 }
 
 // Start begins sending Events to the API server. The reporting instance is
@@ -149,44 +107,91 @@ func (r *Recorder) Start(context.Context) error {
 	if r.started {
 		return errors.New("event recorder: already started")
 	}
-	hostname, _ := os.Hostname()
-	r.run = startRun(r, r.controller+"-"+hostname)
-	r.started = true
+	// Not the start context: recording goes on until Stop.
+	ctx, cancel := context.WithCancel(context.Background())
+	b := events.NewBroadcaster(r.sink)
+	if _, err := b.StartEventWatcher(func(runtime.Object) { r.seen.Add(1) }); err != nil {
+		cancel()
+		b.Shutdown()
+		return fmt.Errorf("event recorder: start: %w", err)
+	}
+	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+		cancel()
+		b.Shutdown()
+		return fmt.Errorf("event recorder: start: %w", err)
+	}
+	r.broadcaster, r.cancel, r.started = b, cancel, true
+	r.recorder = b.NewRecorder(r.scheme, r.controller)
 	return nil
 }
 
-// Stop writes what is queued, and the counts of series not yet written,
-// and waits for those writes within ctx; when ctx ends first, the writes
-// left are abandoned and Stop returns ctx's error. Events recorded after
-// Stop are dropped.
+// Stop shuts the broadcaster down, which hands on every Event recorded
+// before, and waits within ctx until their writes are done; when ctx ends
+// first, the writes left are abandoned and Stop returns ctx's error.
+// Events recorded after Stop are dropped.
 func (r *Recorder) Stop(ctx context.Context) error {
 	r.mu.Lock()
-	run := r.run
-	r.run = nil
+	b, cancel := r.broadcaster, r.cancel
+	r.recorder, r.broadcaster = nil, nil
 	r.mu.Unlock()
-	if run == nil {
+	if b == nil {
 		return nil
 	}
-	if err := run.stop(ctx); err != nil {
+	defer cancel()
+	err := r.handedOver(ctx)
+	b.Shutdown()
+	if err == nil {
+		err = r.sink.idle(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("event recorder: stop: %w", err)
 	}
 	return nil
 }
 
+// handedOver returns once the broadcaster has distributed every Event
+// passed to it, or has distributed none for [settle] (it drops Events its
+// watchers have no room for), or with ctx's error.
+func (r *Recorder) handedOver(ctx context.Context) error {
+	tick := time.NewTicker(settle / 4)
+	defer tick.Stop()
+	progressAt, seen := time.Now(), r.seen.Load()
+	for seen < r.handed.Load() && time.Since(progressAt) < settle {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		if n := r.seen.Load(); n != seen {
+			progressAt, seen = time.Now(), n
+		}
+	}
+	return nil
+}
+
 // Eventf implements ports.EventRecorder. It does not wait for the API
-// server: the Event is queued and written in the background. When the
-// queue is full it waits for room while the writers make progress (up to
-// 10 s) and otherwise drops the Event (counted, with a debug line), as it
-// drops one when the recorder is not running. An
-// empty action takes the reason's value, since the API server rejects an
-// Event without one.
+// server. An Event recorded when the recorder is not running, or that
+// cannot be recorded (an object of a kind outside the scheme, a type other
+// than Normal or Warning) is dropped, counted, with a log line. An empty
+// action takes the reason's value, since the API server rejects an Event
+// without one.
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, note string, args ...any) {
-	// The read lock keeps Stop from closing the queue under us.
+	// The read lock keeps Stop from shutting the broadcaster under us.
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if r.run == nil {
-		r.dropped.add(DropNotRunning)
+	if r.recorder == nil {
+		r.dropped.WithLabelValues(DropNotRunning).Inc()
 		r.log.Debug("event dropped, recorder not running", zap.String("reason", reason))
+		return
+	}
+	if _, err := reference.GetReference(r.scheme, regarding); err != nil {
+		r.dropped.WithLabelValues(DropInvalid).Inc()
+		r.log.Error("event dropped, no reference to its object", zap.String("reason", reason), zap.Error(err))
+		return
+	}
+	if eventType != corev1.EventTypeNormal && eventType != corev1.EventTypeWarning {
+		r.dropped.WithLabelValues(DropInvalid).Inc()
+		r.log.Error("event dropped, unknown type", zap.String("reason", reason), zap.String("type", eventType))
 		return
 	}
 	if action == "" {
@@ -196,24 +201,9 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 	if len(args) > 0 {
 		msg = fmt.Sprintf(note, args...)
 	}
-	ref, err := reference.GetReference(r.scheme, regarding)
-	if err != nil {
-		r.dropped.add(DropInvalid)
-		r.log.Error("event dropped, no reference to its object", zap.String("reason", reason), zap.Error(err))
-		return
-	}
-	if eventType != corev1.EventTypeNormal && eventType != corev1.EventTypeWarning {
-		r.dropped.add(DropInvalid)
-		r.log.Error("event dropped, unknown type", zap.String("reason", reason), zap.String("type", eventType))
-		return
-	}
-	r.run.observe(seriesKey{
-		regarding: *ref,
-		eventType: eventType,
-		reason:    reason,
-		action:    action,
-		note:      truncate(msg, maxNoteLength),
-	})
+	r.handed.Add(1)
+	// Formatted here, so that a note with a % and no args stays as it is.
+	r.recorder.Eventf(regarding, nil, eventType, reason, action, "%s", truncate(msg, maxNoteLength))
 }
 
 // Scheme is the scheme used to name the kinds of typed objects.
@@ -228,4 +218,82 @@ func truncate(s string, n int) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// sink is the API server as the broadcaster writes to it. It counts the
+// Events the broadcaster gives up on at once (those the API server
+// rejects), and knows when no write is in flight, for Stop.
+type sink struct {
+	events.EventSink
+	dropped *prometheus.CounterVec
+	log     *zap.Logger
+
+	inflight atomic.Int64
+	calls    atomic.Uint64 // writes begun, so idle sees one that came and went
+}
+
+func (s *sink) Create(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
+	defer s.begin()()
+	out, err := s.EventSink.Create(ctx, e)
+	// A series whose Event already exists is retried as a patch.
+	if err != nil && !(e.Series != nil && apierrors.IsAlreadyExists(err)) {
+		s.observe(err, e)
+	}
+	return out, err
+}
+
+func (s *sink) Update(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
+	defer s.begin()()
+	out, err := s.EventSink.Update(ctx, e)
+	s.observe(err, e)
+	return out, err
+}
+
+func (s *sink) Patch(ctx context.Context, e *eventsv1.Event, data []byte) (*eventsv1.Event, error) {
+	defer s.begin()()
+	out, err := s.EventSink.Patch(ctx, e, data)
+	// A series whose Event is gone is created again.
+	if !apierrors.IsNotFound(err) {
+		s.observe(err, e)
+	}
+	return out, err
+}
+
+func (s *sink) begin() (end func()) {
+	s.calls.Add(1)
+	s.inflight.Add(1)
+	return func() { s.inflight.Add(-1) }
+}
+
+// observe counts an Event client-go abandons without a retry: the API
+// server refused it, or the request could not be built. It tells them from
+// errors worth a retry as client-go does, by the error's type.
+func (s *sink) observe(err error, e *eventsv1.Event) {
+	switch err.(type) {
+	case *apierrors.StatusError, *rest.RequestConstructionError:
+	default:
+		return
+	}
+	s.dropped.WithLabelValues(DropRejected).Inc()
+	s.log.Info("event rejected", zap.String("reason", e.Reason), zap.String("namespace", e.Namespace), zap.Error(err))
+}
+
+// idle returns once no write has been in flight or begun for [settle], or
+// with ctx's error.
+func (s *sink) idle(ctx context.Context) error {
+	tick := time.NewTicker(settle / 4)
+	defer tick.Stop()
+	quietSince, seen := time.Now(), s.calls.Load()
+	for {
+		if n := s.calls.Load(); n != seen || s.inflight.Load() > 0 {
+			quietSince, seen = time.Now(), n
+		} else if time.Since(quietSince) >= settle {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }

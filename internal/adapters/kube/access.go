@@ -9,8 +9,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Access is one request the operator's identity must be allowed to make.
@@ -73,7 +72,7 @@ const accessCheckParallelism = 8
 // returns a *MissingAccessError naming every refused one, or the first
 // error that kept it from asking. Any authenticated identity may create
 // SelfSubjectAccessReviews, so the check itself needs no grant.
-func CheckAccess(ctx context.Context, client kubeclient.Interface, wants []Access) error {
+func CheckAccess(ctx context.Context, client kubernetes.Interface, wants []Access) error {
 	if client == nil {
 		return errors.New("access check: a kubernetes client is required")
 	}
@@ -107,7 +106,7 @@ func CheckAccess(ctx context.Context, client kubeclient.Interface, wants []Acces
 	return nil
 }
 
-func review(ctx context.Context, client kubeclient.Interface, want Access) (bool, error) {
+func review(ctx context.Context, client kubernetes.Interface, want Access) (bool, error) {
 	r, err := client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
 			Verb:        want.Verb,

@@ -14,7 +14,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 // reviewer answers SelfSubjectAccessReviews: allowed unless deny says no.
@@ -56,7 +55,7 @@ func TestCheckAccessNamesEveryRefusedRequest(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := kube.CheckAccess(context.Background(), kubeclienttest.Wrap(reviewer(tt.deny, nil)), wants)
+			err := kube.CheckAccess(context.Background(), reviewer(tt.deny, nil), wants)
 			if tt.want == nil {
 				require.NoError(t, err)
 				return
@@ -73,7 +72,7 @@ func TestCheckAccessNamesEveryRefusedRequest(t *testing.T) {
 
 func TestCheckAccessFailsWhenItCannotAsk(t *testing.T) {
 	t.Parallel()
-	err := kube.CheckAccess(context.Background(), kubeclienttest.Wrap(reviewer(nil, errors.New("connection refused"))),
+	err := kube.CheckAccess(context.Background(), reviewer(nil, errors.New("connection refused")),
 		[]kube.Access{{Verb: "list", Resource: "pods"}})
 	require.ErrorContains(t, err, "connection refused")
 	var missing *kube.MissingAccessError

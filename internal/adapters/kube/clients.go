@@ -3,13 +3,16 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/version"
 )
 
@@ -43,15 +46,19 @@ type Options struct {
 
 // Clients are the client-go clients the adapters are built from.
 type Clients struct {
-	// Kubernetes is the typed client of the built-in kinds the operator
-	// uses (see package kubeclient for why it is not client-go's
-	// clientset).
-	Kubernetes kubeclient.Interface
+	// Kubernetes is client-go's typed clientset of the built-in kinds.
+	Kubernetes kubernetes.Interface
 	// Metadata reads and watches only the metadata of any kind.
 	Metadata metadata.Interface
 	// Dynamic reads and writes any kind, custom resources included, as
 	// unstructured objects.
 	Dynamic dynamic.Interface
+
+	// typed and httpClient build the REST client of a built-in group for
+	// [Writer]; nil in Clients made by hand (tests), which then write
+	// through Dynamic.
+	typed      *rest.Config
+	httpClient *http.Client
 }
 
 // NewClients builds the clients for cfg, which it does not modify. It does
@@ -78,7 +85,7 @@ func NewClients(cfg *rest.Config, opts Options) (*Clients, error) {
 		typed.ContentType = contentTypeProtobuf
 		typed.AcceptContentTypes = contentTypeProtobuf + ",application/json"
 	}
-	k, err := kubeclient.NewForConfigAndClient(typed, httpClient)
+	k, err := kubernetes.NewForConfigAndClient(typed, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kube clients: build clientset: %w", err)
 	}
@@ -91,7 +98,28 @@ func NewClients(cfg *rest.Config, opts Options) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube clients: build dynamic client: %w", err)
 	}
-	return &Clients{Kubernetes: k, Metadata: m, Dynamic: d}, nil
+	return &Clients{Kubernetes: k, Metadata: m, Dynamic: d, typed: typed, httpClient: httpClient}, nil
+}
+
+// restClientFor is the REST client of gv, a group of client-go's scheme,
+// configured as the clientset's typed clients are; nil for another group
+// or Clients made by hand.
+func (c *Clients) restClientFor(gv schema.GroupVersion) (rest.Interface, error) {
+	if c.typed == nil || !scheme.Scheme.IsVersionRegistered(gv) {
+		return nil, nil
+	}
+	cfg := rest.CopyConfig(c.typed)
+	cfg.GroupVersion = &gv
+	cfg.APIPath = "/apis"
+	if gv.Group == "" {
+		cfg.APIPath = "/api"
+	}
+	cfg.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	rc, err := rest.RESTClientForConfigAndClient(cfg, c.httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("kube clients: %s client: %w", gv, err)
+	}
+	return rc, nil
 }
 
 // configFor returns a copy of cfg with opts applied.

@@ -4,9 +4,8 @@
 // # Clients
 //
 // [NewClients] builds the three clients the operator needs from one
-// *rest.Config: the typed client of package kubeclient (protobuf on the
-// wire, since every type it talks to is built in; not client-go's
-// clientset, which would link every API group), a metadata-only client
+// *rest.Config: client-go's typed clientset (protobuf on the wire, since
+// every type it talks to is built in), a metadata-only client
 // (for metadata patches, and for Pods, whose specs the operator never
 // reads) and a dynamic client (for CRDs). They share one HTTP transport and one client-side
 // rate limiter, so [Options.QPS] and [Options.Burst] bound the whole

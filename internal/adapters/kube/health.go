@@ -10,9 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -56,11 +56,11 @@ var _ ports.HealthCheck = (*APIServerCheck)(nil)
 
 // NewAPIServerCheck returns the check, asking through client's REST
 // client. It does no I/O.
-func NewAPIServerCheck(client kubeclient.Interface) (*APIServerCheck, error) {
-	if client == nil || client.RESTClient() == nil {
+func NewAPIServerCheck(client kubernetes.Interface) (*APIServerCheck, error) {
+	if client == nil || client.Discovery() == nil || client.Discovery().RESTClient() == nil {
 		return nil, errors.New("api server check: a kubernetes client with a REST client is required")
 	}
-	return &APIServerCheck{client: client.RESTClient(), timeout: 2 * time.Second, ttl: time.Second}, nil
+	return &APIServerCheck{client: client.Discovery().RESTClient(), timeout: 2 * time.Second, ttl: time.Second}, nil
 }
 
 // Name implements ports.HealthCheck.

@@ -7,14 +7,14 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 // Module provides the clients. It consumes a *rest.Config and an [Options]
-// from the composition root, and provides *Clients, kubeclient.Interface,
+// from the composition root, and provides *Clients, kubernetes.Interface,
 // metadata.Interface, dynamic.Interface and the [APIServerProbe]. The
 // composition root builds a [Writer] from *Clients for each kind it writes.
 //
@@ -25,7 +25,7 @@ import (
 var Module = fx.Module("kube",
 	fx.Provide(
 		NewClients,
-		func(c *Clients) (kubeclient.Interface, metadata.Interface, dynamic.Interface) {
+		func(c *Clients) (kubernetes.Interface, metadata.Interface, dynamic.Interface) {
 			return c.Kubernetes, c.Metadata, c.Dynamic
 		},
 		newAPIServerProbe,
@@ -35,7 +35,7 @@ var Module = fx.Module("kube",
 
 type probeParams struct {
 	fx.In
-	Client     kubeclient.Interface
+	Client     kubernetes.Interface
 	Options    ProbeOptions          `optional:"true"`
 	Registerer prometheus.Registerer `optional:"true"`
 	Logger     *zap.Logger           `optional:"true"`

@@ -18,12 +18,12 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/health"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -36,7 +36,7 @@ func TestModule(t *testing.T) {
 
 	var (
 		clients *kube.Clients
-		k       kubeclient.Interface
+		k       kubernetes.Interface
 		m       metadata.Interface
 		d       dynamic.Interface
 		probe   *kube.APIServerProbe

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
 
 // LoadRESTConfig finds the cluster the way kubebuilder operators do: the
@@ -56,7 +55,7 @@ func Preflight(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}
-	client, err := kubeclient.NewForConfigAndClient(cfg, httpClient)
+	client, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
 	if err != nil {
 		return fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}

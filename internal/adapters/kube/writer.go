@@ -13,10 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -32,7 +32,7 @@ type Object interface {
 
 // Writer is the client of one kind: it implements ports.Writer[T] on the
 // API server. Whole objects travel through the typed clientset (protobuf)
-// when the kind's group is one of kubeclient's, and through the dynamic
+// when the kind's group is one of client-go's scheme, and through the dynamic
 // client (JSON) otherwise, as for a CRD; PatchMetadata is a JSON merge patch
 // through the metadata client for every kind, so labelling an object never
 // decodes more than its metadata.
@@ -72,10 +72,12 @@ func NewWriter[T Object](clients *Clients, resource schema.GroupVersionResource)
 		kind:     schema.GroupKind{Group: resource.Group, Kind: typ.Elem().Name()},
 		what:     resource.GroupResource().String(),
 	}
-	if rc, ok := clients.Kubernetes.(interface {
-		RESTClientFor(gv schema.GroupVersion) rest.Interface
-	}); ok && rc.RESTClientFor(resource.GroupVersion()) != nil {
-		w.objects = typedClient[T]{rest: rc.RESTClientFor(resource.GroupVersion()), resource: resource.Resource}
+	rc, err := clients.restClientFor(resource.GroupVersion())
+	if err != nil {
+		return nil, fmt.Errorf("writer %s: %w", resource, err)
+	}
+	if rc != nil {
+		w.objects = typedClient[T]{rest: rc, resource: resource.Resource}
 	} else {
 		w.objects = dynamicClient[T]{client: clients.Dynamic.Resource(resource), apiVersion: resource.GroupVersion().String(), kind: w.kind.Kind}
 	}
@@ -159,7 +161,7 @@ func keyOf(obj metav1.Object) types.NamespacedName {
 	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
-// typedClient writes through a REST client of kubeclient's scheme.
+// typedClient writes through a REST client of client-go's scheme.
 type typedClient[T Object] struct {
 	rest     rest.Interface
 	resource string
@@ -171,7 +173,7 @@ func (c typedClient[T]) request(r *rest.Request, namespace string) *rest.Request
 
 func (c typedClient[T]) create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error) {
 	out := newObject[T]()
-	err := c.request(c.rest.Post(), obj.GetNamespace()).VersionedParams(&opts, kubeclient.ParameterCodec).
+	err := c.request(c.rest.Post(), obj.GetNamespace()).VersionedParams(&opts, scheme.ParameterCodec).
 		Body(obj).Do(ctx).Into(out)
 	return out, err
 }
@@ -182,7 +184,7 @@ func (c typedClient[T]) update(ctx context.Context, obj T, subresource string, o
 	if subresource != "" {
 		r = r.SubResource(subresource)
 	}
-	err := r.VersionedParams(&opts, kubeclient.ParameterCodec).Body(obj).Do(ctx).Into(out)
+	err := r.VersionedParams(&opts, scheme.ParameterCodec).Body(obj).Do(ctx).Into(out)
 	return out, err
 }
 
@@ -191,7 +193,7 @@ func (c typedClient[T]) delete(ctx context.Context, key types.NamespacedName, op
 }
 
 // dynamicClient writes through the dynamic client, converting T to and from
-// unstructured objects: the path of kinds that kubeclient does not know.
+// unstructured objects: the path of kinds client-go's scheme does not know.
 type dynamicClient[T Object] struct {
 	client     dynamic.NamespaceableResourceInterface
 	apiVersion string

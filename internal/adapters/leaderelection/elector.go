@@ -10,11 +10,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
-	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/utils/clock"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -28,9 +29,9 @@ const (
 )
 
 // JitterFactor spreads the standbys' tries: each waits between RetryPeriod
-// and RetryPeriod × (1 + JitterFactor) before trying again, so that they do
-// not all hit the API server at once. It is client-go's.
-const JitterFactor = 1.2
+// and RetryPeriod × (1 + JitterFactor) before trying again. It is
+// client-go's.
+const JitterFactor = leaderelection.JitterFactor
 
 // minLeaseDuration guards against a subtle split brain: the Lease stores
 // its duration in whole seconds and standbys notice renewals only when the
@@ -87,6 +88,8 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
+// validate says, in the flags' terms, what client-go's elector would
+// refuse, and the lease too short for whole seconds that it would accept.
 func (o Options) validate() error {
 	switch {
 	case o.Namespace == "":
@@ -103,40 +106,25 @@ func (o Options) validate() error {
 	return nil
 }
 
-// Elector holds a coordination.k8s.io/v1 Lease while this replica leads.
+// Elector runs client-go's leader elector on a coordination.k8s.io/v1
+// Lease.
 type Elector struct {
-	opts   Options
-	log    *zap.Logger
-	leases kubeclient.LeaseInterface // nil when disabled
-	status prometheus.Gauge          // nil when disabled
-	// slowpath counts renewals that had to reread the Lease because the
-	// optimistic update failed (nil when disabled).
-	slowpath prometheus.Counter
-	clock    clock.PassiveClock
+	opts     Options
+	log      *zap.Logger
+	le       *leaderelection.LeaderElector // nil when disabled
+	status   prometheus.Gauge              // nil when disabled
+	slowpath prometheus.Counter            // nil when disabled
 
 	elected     chan struct{}
 	electedOnce sync.Once
 	lostOnce    sync.Once
 
-	// The Lease as this replica last read or wrote it, touched only by the
-	// campaign goroutine: its resourceVersion guards the next update.
-	lease *coordinationv1.Lease
-	// read is the record as last read (nil before the first read): the
-	// observation clock restarts only when it changes.
-	read *record
-
-	observedMu sync.RWMutex // guards what follows, read by Check too
-	// observed is the record as last read or written, and observedTime
-	// when, by this replica's clock: another holder's clock is never
-	// trusted, its lease runs out LeaseDuration after we saw it change.
-	observed     record
-	observedTime time.Time
-
 	mu       sync.Mutex // guards what follows
 	leading  bool
+	finished bool // the elector has returned: a late start must not lead
 	stopping bool
 	cancel   context.CancelFunc
-	done     chan struct{} // closed when the campaign has returned (and released)
+	done     chan struct{} // closed when the elector has returned (and released)
 }
 
 var (
@@ -148,11 +136,11 @@ var (
 // elected from the start and touches nothing. It registers
 // leader_election_master_status{name} and leader_election_slowpath_total
 // {name} on reg (when enabled) and does no I/O.
-func New(client kubeclient.Interface, reg prometheus.Registerer, opts Options, log *zap.Logger) (*Elector, error) {
+func New(client kubernetes.Interface, reg prometheus.Registerer, opts Options, log *zap.Logger) (*Elector, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	e := &Elector{log: log, elected: make(chan struct{}), clock: clock.RealClock{}}
+	e := &Elector{log: log, elected: make(chan struct{})}
 	if !opts.Enabled {
 		e.opts = opts
 		close(e.elected)
@@ -174,13 +162,11 @@ func New(client kubeclient.Interface, reg prometheus.Registerer, opts Options, l
 	e.opts = opts
 	e.log = log.With(zap.String("lease", opts.Namespace+"/"+opts.ID), zap.String("identity", opts.Identity))
 
-	// Same name and label as controller-runtime's, on our own registry.
+	// controller-runtime's names and help, on our own registry.
 	vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "leader_election_master_status",
 		Help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
 	}, []string{"name"})
-	// client-go's slow-path counter: a leader's renewal whose optimistic
-	// update failed and that reread the Lease to renew it.
 	slow := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "leader_election_slowpath_total",
 		Help: "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
@@ -191,9 +177,29 @@ func New(client kubeclient.Interface, reg prometheus.Registerer, opts Options, l
 		}
 	}
 	e.status = vec.WithLabelValues(opts.ID)
-	e.status.Set(0)
 	e.slowpath = slow.WithLabelValues(opts.ID) // exposed at zero from the start
-	e.leases = client.CoordinationV1().Leases(opts.Namespace)
+
+	config := leaderelection.LeaderElectionConfig{
+		Lock: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: opts.Namespace, Name: opts.ID},
+			Client:     client.CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: opts.Identity},
+		},
+		LeaseDuration:   opts.LeaseDuration,
+		RenewDeadline:   opts.RenewDeadline,
+		RetryPeriod:     opts.RetryPeriod,
+		ReleaseOnCancel: true,
+		Name:            opts.ID,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(context.Context) { e.startedLeading() },
+			OnStoppedLeading: e.stoppedLeading,
+		},
+	}
+	le, err := newLeaderElector(config, leaderMetric{e})
+	if err != nil {
+		return nil, fmt.Errorf("leader election: %w", err)
+	}
+	e.le = le
 	return e, nil
 }
 
@@ -203,7 +209,7 @@ func (e *Elector) Elected() <-chan struct{} { return e.elected }
 // IsLeader reports whether this replica holds the Lease right now (always
 // true when disabled).
 func (e *Elector) IsLeader() bool {
-	if e.leases == nil {
+	if e.le == nil {
 		return true
 	}
 	e.mu.Lock()
@@ -221,15 +227,15 @@ func (e *Elector) Name() string { return "leader-election" }
 // replica leads but has not renewed its Lease for well past its duration,
 // which means it is wedged (a standby is always healthy).
 func (e *Elector) Check(context.Context) error {
-	if e.leases == nil {
+	if e.le == nil {
 		return nil
 	}
-	return e.check(healthTolerance)
+	return e.le.Check(healthTolerance)
 }
 
 // Start campaigns for the Lease in the background.
 func (e *Elector) Start(context.Context) error {
-	if e.leases == nil {
+	if e.le == nil {
 		return nil
 	}
 	e.mu.Lock()
@@ -240,10 +246,10 @@ func (e *Elector) Start(context.Context) error {
 	// Not the start context: campaigning goes on until Stop.
 	ctx, cancel := context.WithCancel(context.Background())
 	e.cancel, e.done = cancel, make(chan struct{})
-	e.log.Info("campaigning for leadership") // before the campaign logs anything
+	e.log.Info("campaigning for leadership")
 	go func(done chan struct{}) {
 		defer close(done)
-		e.campaign(ctx)
+		e.le.Run(ctx)
 	}(e.done)
 	return nil
 }
@@ -268,10 +274,14 @@ func (e *Elector) Stop(ctx context.Context) error {
 	}
 }
 
-// startedLeading runs on the campaign goroutine once the Lease is
-// acquired, before the first renewal, so it always precedes stoppedLeading.
+// startedLeading runs, in a goroutine of client-go's, once the Lease is
+// acquired.
 func (e *Elector) startedLeading() {
 	e.mu.Lock()
+	if e.finished {
+		e.mu.Unlock()
+		return
+	}
 	e.leading = true
 	e.mu.Unlock()
 	e.status.Set(1)
@@ -279,14 +289,13 @@ func (e *Elector) startedLeading() {
 	e.electedOnce.Do(func() { close(e.elected) })
 }
 
-// stoppedLeading is called whenever the campaign returns: on Stop (leading
-// or not), or when it could not renew the Lease. The campaign returns only
-// for those two reasons, so returning while not stopping means leadership
-// was acquired and lost.
+// stoppedLeading runs when the elector returns: on Stop (leading or not,
+// after the release), or when it could not renew the Lease. Returning
+// while not stopping means leadership was acquired and lost.
 func (e *Elector) stoppedLeading() {
 	e.mu.Lock()
 	wasLeading, stopping := e.leading, e.stopping
-	e.leading = false
+	e.leading, e.finished = false, true
 	e.mu.Unlock()
 	e.status.Set(0)
 	switch {

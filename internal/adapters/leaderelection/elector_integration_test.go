@@ -10,10 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zaptest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
 
@@ -23,13 +21,7 @@ import (
 func TestHandOverOnRealAPIServer(t *testing.T) {
 	t.Parallel()
 	cp := controlplane.StartT(t, controlplane.Options{})
-	// The electors speak through kubeclient's own scheme (protobuf); the
-	// test reads the Lease through client-go's clientset.
 	cs := cp.Clientset()
-	httpClient, err := rest.HTTPClientFor(cp.Config)
-	require.NoError(t, err)
-	kc, err := kubeclient.NewForConfigAndClient(cp.Config, httpClient)
-	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const ns, id = "operator-system", "hexagonal-operator-leader"
@@ -44,9 +36,9 @@ func TestHandOverOnRealAPIServer(t *testing.T) {
 		}
 	}
 	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
-	a, err := leaderelection.New(kc, regA, opts("replica-a"), zaptest.NewLogger(t).Named("a"))
+	a, err := leaderelection.New(cs, regA, opts("replica-a"), zaptest.NewLogger(t).Named("a"))
 	require.NoError(t, err)
-	b, err := leaderelection.New(kc, regB, opts("replica-b"), zaptest.NewLogger(t).Named("b"))
+	b, err := leaderelection.New(cs, regB, opts("replica-b"), zaptest.NewLogger(t).Named("b"))
 	require.NoError(t, err)
 	stop := func(e *leaderelection.Elector) {
 		sctx, scancel := context.WithTimeout(context.Background(), 15*time.Second)

@@ -15,14 +15,15 @@ import (
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -94,7 +95,7 @@ func TestOptionsValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := leaderelection.New(kubeclienttest.Wrap(fake.NewClientset()), prometheus.NewRegistry(), tt.opts, nil)
+			_, err := leaderelection.New(fake.NewClientset(), prometheus.NewRegistry(), tt.opts, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -103,13 +104,13 @@ func TestOptionsValidation(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	t.Parallel()
-	e, err := leaderelection.New(kubeclienttest.Wrap(fake.NewClientset()), prometheus.NewRegistry(), leaderelection.Options{Enabled: true, Namespace: "ns"}, nil)
+	e, err := leaderelection.New(fake.NewClientset(), prometheus.NewRegistry(), leaderelection.Options{Enabled: true, Namespace: "ns"}, nil)
 	require.NoError(t, err)
 	host, id, ok := strings.Cut(e.Identity(), "_")
 	assert.True(t, ok, "identity is host_uuid: %q", e.Identity())
 	assert.NotEmpty(t, host)
 	assert.Len(t, id, 36)
-	other, err := leaderelection.New(kubeclienttest.Wrap(fake.NewClientset()), prometheus.NewRegistry(), leaderelection.Options{Enabled: true, Namespace: "ns"}, nil)
+	other, err := leaderelection.New(fake.NewClientset(), prometheus.NewRegistry(), leaderelection.Options{Enabled: true, Namespace: "ns"}, nil)
 	require.NoError(t, err)
 	assert.NotEqual(t, e.Identity(), other.Identity())
 	assert.False(t, isClosed(e.Elected()))
@@ -119,7 +120,7 @@ func TestLeadsAndReleases(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
 	reg := prometheus.NewRegistry()
-	e, err := leaderelection.New(kubeclienttest.Wrap(cs), reg, fast(leaderelection.Options{ID: "lead", Identity: "me"}), zaptest.NewLogger(t))
+	e, err := leaderelection.New(cs, reg, fast(leaderelection.Options{ID: "lead", Identity: "me"}), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, status(t, reg, "lead"))
 	require.NoError(t, e.Start(context.Background()))
@@ -171,7 +172,7 @@ func TestLosingTheLeaseCallsOnLost(t *testing.T) {
 	broken := failingUpdates(cs)
 	reg := prometheus.NewRegistry()
 	var lost atomic.Int32
-	e, err := leaderelection.New(kubeclienttest.Wrap(cs), reg, fast(leaderelection.Options{ID: "lose", OnLost: func() { lost.Add(1) }}), zaptest.NewLogger(t))
+	e, err := leaderelection.New(cs, reg, fast(leaderelection.Options{ID: "lose", OnLost: func() { lost.Add(1) }}), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	require.NoError(t, e.Start(context.Background()))
 	t.Cleanup(func() { _ = e.Stop(context.Background()) })
@@ -190,9 +191,9 @@ func TestLosingTheLeaseCallsOnLost(t *testing.T) {
 func TestStandbyWaits(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
-	a, err := leaderelection.New(kubeclienttest.Wrap(cs), prometheus.NewRegistry(), fast(leaderelection.Options{ID: "shared", Identity: "a"}), zaptest.NewLogger(t))
+	a, err := leaderelection.New(cs, prometheus.NewRegistry(), fast(leaderelection.Options{ID: "shared", Identity: "a"}), zaptest.NewLogger(t))
 	require.NoError(t, err)
-	b, err := leaderelection.New(kubeclienttest.Wrap(cs), prometheus.NewRegistry(), fast(leaderelection.Options{ID: "shared", Identity: "b"}), zaptest.NewLogger(t))
+	b, err := leaderelection.New(cs, prometheus.NewRegistry(), fast(leaderelection.Options{ID: "shared", Identity: "b"}), zaptest.NewLogger(t))
 	require.NoError(t, err)
 	require.NoError(t, a.Start(context.Background()))
 	<-a.Elected()
@@ -216,7 +217,7 @@ func TestModuleShutsDownOnLoss(t *testing.T) {
 		lifecycle.Module,
 		fx.Supply(
 			fast(leaderelection.Options{ID: "module"}),
-			fx.Annotate(kubeclienttest.Wrap(cs), fx.As(new(kubeclient.Interface))),
+			fx.Annotate(cs, fx.As(new(kubernetes.Interface))),
 			fx.Annotate(prometheus.NewRegistry(), fx.As(new(prometheus.Registerer))),
 			zap.NewNop(),
 		),
@@ -239,4 +240,50 @@ func TestModuleShutsDownOnLoss(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("losing the lease did not shut the application down")
 	}
+}
+
+func slowpath(t *testing.T, reg prometheus.Gatherer, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == "leader_election_slowpath_total" {
+			require.Len(t, f.GetMetric(), 1)
+			require.Equal(t, name, f.GetMetric()[0].GetLabel()[0].GetValue())
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("leader_election_slowpath_total missing")
+	return 0
+}
+
+// A renewal whose optimistic update conflicts rereads the Lease and renews
+// it: counted as client-go's slow path, on the elector's own registry.
+func TestSlowPathIsCountedFromZero(t *testing.T) {
+	t.Parallel()
+	cs := fake.NewClientset()
+	var conflicts atomic.Int32
+	cs.PrependReactor("update", "leases", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if conflicts.Add(-1) >= 0 {
+			return true, nil, apierrors.NewConflict(coordinationv1.Resource("leases"), "slow", errors.New("changed"))
+		}
+		return false, nil, nil
+	})
+	reg := prometheus.NewPedanticRegistry()
+	e, err := leaderelection.New(cs, reg, fast(leaderelection.Options{ID: "slow"}), zaptest.NewLogger(t))
+	require.NoError(t, err)
+	assert.Zero(t, slowpath(t, reg, "slow"))
+	require.NoError(t, e.Start(context.Background()))
+	t.Cleanup(func() { _ = e.Stop(context.Background()) })
+	select {
+	case <-e.Elected():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not elected")
+	}
+	assert.Zero(t, slowpath(t, reg, "slow"), "fast renewals skip it")
+
+	conflicts.Store(1)
+	require.Eventually(t, func() bool { return slowpath(t, reg, "slow") == 1 }, 10*time.Second, 20*time.Millisecond)
+	assert.True(t, e.IsLeader(), "renewed through the slow path")
+	assert.Equal(t, 1.0, status(t, reg, "slow"))
 }

@@ -10,13 +10,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 // Not parallel: it counts goroutines.
 func TestStopLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	e, err := leaderelection.New(kubeclienttest.Wrap(fake.NewClientset()), prometheus.NewRegistry(), fast(leaderelection.Options{ID: "leak"}), nil)
+	e, err := leaderelection.New(fake.NewClientset(), prometheus.NewRegistry(), fast(leaderelection.Options{ID: "leak"}), nil)
 	require.NoError(t, err)
 	require.NoError(t, e.Start(context.Background()))
 	<-e.Elected()

@@ -4,8 +4,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -14,7 +14,7 @@ import (
 // lease check in the value group "healthz".
 //
 // It consumes an [Options], prometheus.Registerer, *zap.Logger,
-// fx.Shutdowner and, when enabled, kubeclient.Interface. Without
+// fx.Shutdowner and, when enabled, kubernetes.Interface. Without
 // Options.OnLost, losing the Lease shuts the application down with exit
 // code 1. Campaigning runs in the phase lifecycle.Election, after the
 // caches (so a new leader starts with warm caches) and before the
@@ -34,7 +34,7 @@ var Module = fx.Module("leaderelection",
 type electorParams struct {
 	fx.In
 	Options    Options
-	Client     kubeclient.Interface `optional:"true"`
+	Client     kubernetes.Interface `optional:"true"`
 	Registerer prometheus.Registerer
 	Logger     *zap.Logger
 	Shutdowner fx.Shutdowner

@@ -13,8 +13,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
+	utilcache "k8s.io/apimachinery/pkg/util/cache"
+	"k8s.io/client-go/kubernetes"
 )
 
 // How long review answers are reused, and how many are kept. A denial is
@@ -35,25 +35,32 @@ const (
 // SubjectAccessReview (a non-resource URL, so an RBAC rule like
 // `nonResourceURLs: ["/metrics"], verbs: ["get"]` grants a scrape).
 type authFilter struct {
-	client kubeclient.Interface
+	client kubernetes.Interface
 	log    *zap.Logger
-	authn  *ttlCache[authnResult]
-	authz  *ttlCache[bool]
+	// authn and authz remember answers (authnResult, bool) for a while,
+	// so a scraper presenting the same token every few seconds costs one
+	// TokenReview and one SubjectAccessReview a minute, not two a scrape.
+	authn, authz *utilcache.LRUExpireCache
 	// ttl overrides, zero meaning the defaults above; set by tests.
 	authnTTL, authnFail, allowTTL, denyTTL time.Duration
 }
+
+// clockFunc is a func() time.Time as the caches' clock.
+type clockFunc func() time.Time
+
+func (f clockFunc) Now() time.Time { return f() }
 
 type authnResult struct {
 	ok   bool
 	user authenticationv1.UserInfo
 }
 
-func newAuthFilter(client kubeclient.Interface, log *zap.Logger, now func() time.Time) *authFilter {
+func newAuthFilter(client kubernetes.Interface, log *zap.Logger, now func() time.Time) *authFilter {
 	return &authFilter{
 		client:    client,
 		log:       log,
-		authn:     newTTLCache[authnResult](authCacheEntries, now),
-		authz:     newTTLCache[bool](authCacheEntries, now),
+		authn:     utilcache.NewLRUExpireCacheWithClock(authCacheEntries, clockFunc(now)),
+		authz:     utilcache.NewLRUExpireCacheWithClock(authCacheEntries, clockFunc(now)),
 		authnTTL:  authnCacheTTL,
 		authnFail: authnFailTTL,
 		allowTTL:  authzAllowTTL,
@@ -107,7 +114,8 @@ func bearerToken(r *http.Request) (string, bool) {
 
 func (f *authFilter) authenticate(r *http.Request, token string) (authenticationv1.UserInfo, bool, error) {
 	key := hash(token) // never keep tokens themselves in memory longer than a request
-	if res, ok := f.authn.get(key); ok {
+	if v, ok := f.authn.Get(key); ok {
+		res := v.(authnResult)
 		return res.user, res.ok, nil
 	}
 	tr, err := f.client.AuthenticationV1().TokenReviews().Create(r.Context(), &authenticationv1.TokenReview{
@@ -121,14 +129,14 @@ func (f *authFilter) authenticate(r *http.Request, token string) (authentication
 	if !res.ok {
 		ttl = f.authnFail
 	}
-	f.authn.put(key, res, ttl)
+	f.authn.Add(key, res, ttl)
 	return res.user, res.ok, nil
 }
 
 func (f *authFilter) authorize(r *http.Request, user authenticationv1.UserInfo, verb, path string) (bool, error) {
 	key := authzKey(user, verb, path)
-	if allowed, ok := f.authz.get(key); ok {
-		return allowed, nil
+	if v, ok := f.authz.Get(key); ok {
+		return v.(bool), nil
 	}
 	extra := make(map[string]authorizationv1.ExtraValue, len(user.Extra))
 	for k, v := range user.Extra {
@@ -151,7 +159,7 @@ func (f *authFilter) authorize(r *http.Request, user authenticationv1.UserInfo, 
 	if !allowed {
 		ttl = f.denyTTL
 	}
-	f.authz.put(key, allowed, ttl)
+	f.authz.Add(key, allowed, ttl)
 	return allowed, nil
 }
 

@@ -112,29 +112,6 @@ func TestFileCertMissingFilesFailLoad(t *testing.T) {
 	assert.Equal(t, 1.0, testutil.ToFloat64(reads.Errors))
 }
 
-func TestTTLCache(t *testing.T) {
-	t.Parallel()
-	clock := &fakeNow{t: time.Now()}
-	c := newTTLCache[int](3, clock.now)
-	c.put("a", 1, time.Minute)
-	c.put("b", 2, time.Second)
-	v, ok := c.get("a")
-	assert.True(t, ok)
-	assert.Equal(t, 1, v)
-
-	clock.add(2 * time.Second)
-	_, ok = c.get("b")
-	assert.False(t, ok, "expired entry served")
-
-	for i, k := range []string{"c", "d", "e", "f"} {
-		c.put(k, i, time.Minute)
-	}
-	assert.LessOrEqual(t, c.len(), 3, "cache grew past its bound")
-	v, ok = c.get("f")
-	assert.True(t, ok, "newest entry evicted")
-	assert.Equal(t, 3, v)
-}
-
 // --metrics-cert-name and --metrics-cert-key name other files in the folder.
 func TestFileCertOtherFileNames(t *testing.T) {
 	t.Parallel()

@@ -10,14 +10,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 // Not parallel: it counts goroutines.
 func TestStopLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Start(context.Background()))
 	client := &http.Client{Transport: &http.Transport{

@@ -6,15 +6,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 // Module provides the registry and serves it.
 //
 // It consumes an [Options], a *zap.Logger and, in secure mode, a
-// kubeclient.Interface. It provides:
+// kubernetes.Interface. It provides:
 //   - *prometheus.Registry, also as prometheus.Registerer and
 //     prometheus.Gatherer, with the Go and process collectors;
 //   - *RESTClientMetrics (rest_client_requests_total), counting from its
@@ -42,7 +42,7 @@ type serverParams struct {
 	Options    Options
 	Gatherer   prometheus.Gatherer
 	Registerer prometheus.Registerer
-	Client     kubeclient.Interface `optional:"true"`
+	Client     kubernetes.Interface `optional:"true"`
 	Logger     *zap.Logger
 }
 

@@ -12,10 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/hexagonal-operator/operator/internal/certreads"
 	"github.com/hexagonal-operator/operator/internal/httpserve"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
 
 // Defaults applied by [Options] fields left empty.
@@ -41,7 +41,7 @@ type Options struct {
 	BindAddress string
 	// Secure serves HTTPS and lets a request through only when its bearer
 	// token authenticates (TokenReview) and its user may get the path
-	// (SubjectAccessReview). It needs a kubeclient.Interface.
+	// (SubjectAccessReview). It needs a kubernetes.Interface.
 	Secure bool
 	// CertDir holds the secure server's certificate and key; they are
 	// re-read when they change. Empty means a self-signed certificate made
@@ -83,7 +83,7 @@ type Server struct {
 
 // New returns a server for gatherer; client is needed (and used) only in
 // secure mode. It does no I/O.
-func New(opts Options, gatherer prometheus.Gatherer, client kubeclient.Interface, log *zap.Logger) (*Server, error) {
+func New(opts Options, gatherer prometheus.Gatherer, client kubernetes.Interface, log *zap.Logger) (*Server, error) {
 	opts = opts.withDefaults()
 	if gatherer == nil {
 		return nil, errors.New("metrics server: a gatherer is required")

@@ -24,7 +24,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 // startServer starts s and stops it when the test ends.
@@ -170,7 +169,7 @@ func tlsClient(http2 bool) *http.Client {
 func TestServerSecureAuthenticatesAndAuthorizes(t *testing.T) {
 	t.Parallel()
 	cs, reviews, sars := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), zaptest.NewLogger(t))
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	url := "https://" + startServer(t, s) + "/metrics"
 	client := tlsClient(false)
@@ -211,7 +210,7 @@ func TestServerSecureAuthenticatesAndAuthorizes(t *testing.T) {
 func TestServerSecureVerbIsLowerCaseMethod(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	url := "https://" + startServer(t, s) + "/metrics"
 	req, err := http.NewRequest(http.MethodPost, url, nil)
@@ -230,7 +229,7 @@ func TestServerSecureAPIErrorIsInternalError(t *testing.T) {
 	cs.PrependReactor("create", "tokenreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, io.ErrUnexpectedEOF
 	})
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), zaptest.NewLogger(t))
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	code, _, _ := get(t, tlsClient(false), "https://"+startServer(t, s)+"/metrics", "good-scraper")
 	assert.Equal(t, http.StatusInternalServerError, code)
@@ -250,7 +249,7 @@ func TestServerSecureProtocols(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cs, _, _ := reviewingClientset()
-			s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, EnableHTTP2: tt.enableHTTP2}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
+			s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, EnableHTTP2: tt.enableHTTP2}, registryWithCounter(t), cs, nil)
 			require.NoError(t, err)
 			code, _, proto := get(t, tlsClient(true), "https://"+startServer(t, s)+"/metrics", "good-scraper")
 			assert.Equal(t, http.StatusOK, code)
@@ -262,7 +261,7 @@ func TestServerSecureProtocols(t *testing.T) {
 func TestServerSecureRefusesOldTLS(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	addr := startServer(t, s)
 	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}) //nolint:gosec // testing the refusal
@@ -275,7 +274,7 @@ func TestServerSecureRefusesOldTLS(t *testing.T) {
 func TestServerSecureSelfSignedCertificate(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	conn, err := tls.Dial("tcp", startServer(t, s), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed
 	require.NoError(t, err)
@@ -299,7 +298,7 @@ func TestServerStopWaitsForGrace(t *testing.T) {
 func TestServerSecureCertDir(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, CertDir: t.TempDir()}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, CertDir: t.TempDir()}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	err = s.Start(context.Background())
 	require.Error(t, err, "an empty certificate folder must fail the start")
@@ -311,7 +310,7 @@ func TestServerSecureCertDir(t *testing.T) {
 func TestServerSecureExportsItsCertificateExpiry(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), kubeclienttest.Wrap(cs), nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
 	require.NoError(t, reg.Register(s.CertExpiryCollector()))

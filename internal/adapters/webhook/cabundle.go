@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -42,7 +42,7 @@ var errStaleBundle = errors.New("target trusts a newer CA than the bundle to wri
 
 // MutatingWebhookConfigurationTarget writes the bundle into every webhook
 // of the named MutatingWebhookConfiguration.
-func MutatingWebhookConfigurationTarget(client kubeclient.Interface, name string) CABundleTarget {
+func MutatingWebhookConfigurationTarget(client kubernetes.Interface, name string) CABundleTarget {
 	return webhookConfigTarget("MutatingWebhookConfiguration", name, client.AdmissionregistrationV1().MutatingWebhookConfigurations(),
 		func(cfg *admissionregistrationv1.MutatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
 			out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
@@ -55,7 +55,7 @@ func MutatingWebhookConfigurationTarget(client kubeclient.Interface, name string
 
 // ValidatingWebhookConfigurationTarget writes the bundle into every webhook
 // of the named ValidatingWebhookConfiguration.
-func ValidatingWebhookConfigurationTarget(client kubeclient.Interface, name string) CABundleTarget {
+func ValidatingWebhookConfigurationTarget(client kubernetes.Interface, name string) CABundleTarget {
 	return webhookConfigTarget("ValidatingWebhookConfiguration", name, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(),
 		func(cfg *admissionregistrationv1.ValidatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
 			out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
@@ -72,9 +72,17 @@ type webhookConfig interface {
 	GetName() string
 }
 
+// webhookConfigClient is what the typed clients of both configuration
+// kinds share.
+type webhookConfigClient[T any] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
 // webhookConfigTarget is the target of one named webhook configuration of
 // kind T, whose client configs clientConfigs points into.
-func webhookConfigTarget[T webhookConfig, L any](kind, name string, api kubeclient.Resource[T, L], clientConfigs func(T) []*admissionregistrationv1.WebhookClientConfig) *configTarget {
+func webhookConfigTarget[T webhookConfig](kind, name string, api webhookConfigClient[T], clientConfigs func(T) []*admissionregistrationv1.WebhookClientConfig) *configTarget {
 	return &configTarget{
 		kind: kind,
 		name: name,

@@ -25,7 +25,6 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/app"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 // restoreWithin is how soon a wiped bundle must be back.
@@ -88,7 +87,7 @@ func wipeCRD(t testing.TB, dyn *dynamicfake.FakeDynamicClient) {
 // only its watches (or polls) can restore a bundle in a test's time.
 func startWatchingSelf(t *testing.T, cs *fake.Clientset, dyn *dynamicfake.FakeDynamicClient, log *zap.Logger) *webhook.SelfCertSource {
 	t.Helper()
-	src, err := webhook.NewSelfCertSource(selfOptions(), kubeclienttest.Wrap(cs), log,
+	src, err := webhook.NewSelfCertSource(selfOptions(), cs, log,
 		webhook.CRDConversionTarget(dyn, app.ChaosPodCRDName))
 	require.NoError(t, err)
 	require.NoError(t, src.Start(context.Background()))

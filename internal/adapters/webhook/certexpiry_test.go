@@ -12,12 +12,11 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	operator "github.com/hexagonal-operator/operator/internal/app"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -101,7 +100,7 @@ func TestCertificateExpiryMetric(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		app, certs := moduleWithRegistry(t,
 			webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort, CertMode: webhook.CertModeSelf, Self: selfOptions()}, reg,
-			fx.Supply(fx.Annotate(kubeclienttest.Wrap(cs), fx.As(new(kubeclient.Interface)))))
+			fx.Supply(fx.Annotate(cs, fx.As(new(kubernetes.Interface)))))
 		app.RequireStart()
 		defer app.RequireStop()
 

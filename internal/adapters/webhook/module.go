@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -28,7 +28,7 @@ const (
 // Module serves the admission webhooks.
 //
 // It consumes Options, *zap.Logger, prometheus.Registerer, the groups
-// above and, in self mode only, a kubeclient.Interface. It provides:
+// above and, in self mode only, a kubernetes.Interface. It provides:
 //   - ports.CertSource: files (external mode) or self-issued certificates,
 //     run in the phase lifecycle.Certificates (before the server starts,
 //     after it stops), with the expiry of their certificates in
@@ -49,7 +49,7 @@ type certSourceParams struct {
 	Options    Options
 	Logger     *zap.Logger
 	Registerer prometheus.Registerer
-	Client     kubeclient.Interface `optional:"true"`
+	Client     kubernetes.Interface `optional:"true"`
 	Targets    []CABundleTarget     `group:"webhook-ca-targets"`
 }
 

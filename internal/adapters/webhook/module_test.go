@@ -12,12 +12,11 @@ import (
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	operator "github.com/hexagonal-operator/operator/internal/app"
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -95,7 +94,7 @@ func TestModuleSelfMode(t *testing.T) {
 		createWebhookConfigs(t, cs)
 		var certs ports.CertSource
 		var ready readyChecks
-		app := fxtest.New(t, graph(opts, fx.Supply(fx.Annotate(kubeclienttest.Wrap(cs), fx.As(new(kubeclient.Interface)))), fx.Populate(&certs, &ready))...)
+		app := fxtest.New(t, graph(opts, fx.Supply(fx.Annotate(cs, fx.As(new(kubernetes.Interface)))), fx.Populate(&certs, &ready))...)
 		app.RequireStart()
 		defer app.RequireStop()
 		require.NoError(t, ready.Checks[0].Check(context.Background()))

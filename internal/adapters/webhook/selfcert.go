@@ -18,9 +18,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/flowcontrol"
 
-	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -78,7 +78,7 @@ const conflictAttempts = 5
 // second instead.
 type SelfCertSource struct {
 	opts    SelfCertOptions
-	client  kubeclient.Interface
+	client  kubernetes.Interface
 	log     *zap.Logger
 	targets []CABundleTarget
 	now     func() time.Time
@@ -106,7 +106,7 @@ var _ ports.CertSource = (*SelfCertSource)(nil)
 // NewSelfCertSource returns a source keeping its material through client.
 // The webhook configurations named in opts are CA bundle targets; extra
 // targets (the CRD's conversion webhook, later) are added to them.
-func NewSelfCertSource(opts SelfCertOptions, client kubeclient.Interface, logger *zap.Logger, extra ...CABundleTarget) (*SelfCertSource, error) {
+func NewSelfCertSource(opts SelfCertOptions, client kubernetes.Interface, logger *zap.Logger, extra ...CABundleTarget) (*SelfCertSource, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("self-issued webhook certificate: %w", err)

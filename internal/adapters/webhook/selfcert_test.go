@@ -26,7 +26,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 )
 
 const operatorNS = "hexagonal-operator-system"
@@ -146,7 +145,7 @@ func bundles(t testing.TB, cs kubernetes.Interface, opts ...webhook.SelfCertOpti
 
 func startSelf(t testing.TB, cs kubernetes.Interface, opts webhook.SelfCertOptions, c *clock) *webhook.SelfCertSource {
 	t.Helper()
-	src, err := webhook.NewSelfCertSource(opts, kubeclienttest.Wrap(cs), zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	src, err := webhook.NewSelfCertSource(opts, cs, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	require.NoError(t, err)
 	if c != nil {
 		src.SetClock(c.Now)
@@ -368,7 +367,7 @@ func TestStaleReplicaDoesNotUndoACARotation(t *testing.T) {
 	// writes into the target below.
 	require.NoError(t, src.Stop(context.Background()))
 
-	target := webhook.MutatingWebhookConfigurationTarget(kubeclienttest.Wrap(cs), webhook.DefaultMutatingWebhookConfiguration)
+	target := webhook.MutatingWebhookConfigurationTarget(cs, webhook.DefaultMutatingWebhookConfiguration)
 	err := target.InjectCABundle(context.Background(), oldBundle)
 	require.ErrorContains(t, err, "newer CA")
 	for _, b := range bundles(t, cs) {

@@ -36,7 +36,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
-	"github.com/hexagonal-operator/operator/internal/kubeclient/kubeclienttest"
 	"github.com/hexagonal-operator/operator/internal/ports"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
@@ -217,7 +216,7 @@ func TestSelfModeThroughTheAPIServer(t *testing.T) {
 	replicas := make([]*webhook.SelfCertSource, 3)
 	var wg sync.WaitGroup
 	for i := range replicas {
-		src, err := webhook.NewSelfCertSource(opts, kubeclienttest.Wrap(cs), zaptest.NewLogger(t).Named("replica"))
+		src, err := webhook.NewSelfCertSource(opts, cs, zaptest.NewLogger(t).Named("replica"))
 		require.NoError(t, err)
 		replicas[i] = src
 		wg.Go(func() { assert.NoError(t, src.Start(ctx)) })
@@ -347,7 +346,7 @@ func TestSelfModeRestoresWipedCABundlesThroughTheAPIServer(t *testing.T) {
 		ValidatingWebhookConfiguration: "validating-webhook-configuration",
 		RefreshInterval:                time.Hour,
 	}
-	src, err := webhook.NewSelfCertSource(opts, kubeclienttest.Wrap(cs), zaptest.NewLogger(t),
+	src, err := webhook.NewSelfCertSource(opts, cs, zaptest.NewLogger(t),
 		webhook.CRDConversionTarget(dyn, app.ChaosPodCRDName))
 	require.NoError(t, err)
 	require.NoError(t, src.Start(ctx))
