@@ -126,12 +126,13 @@ const conflictAttempts = 5
 //
 // A serving certificate is renewed once two thirds of its lifetime has
 // passed; the CA does not change, so nothing else has to. A CA is replaced
-// in two steps: at two thirds of its life the next CA joins the bundle, and
-// a sixth of a CA lifetime later it starts signing. By then every replica
-// has written the bundle and the API server trusts both; the old CA stays
-// in the bundle until it expires, so a replica still serving a certificate
-// it signed (replicas re-read the Secret every RefreshInterval) keeps
-// working.
+// in two steps, so that no replica ever serves a certificate the API server
+// does not trust yet: at two thirds of its life the next CA joins the
+// bundle, and a sixth of a CA lifetime later it starts signing. By then
+// every replica has written the bundle and the API server trusts both; the
+// old CA stays in the bundle until it expires, so a replica still serving a
+// certificate it signed (replicas re-read the Secret every RefreshInterval)
+// keeps working.
 //
 // # CA bundle
 //
@@ -374,13 +375,8 @@ func matchKey(kp *keyPair) error {
 }
 
 // plan returns the material the Secret should hold instead of m, and why,
-// or nil when m is fine. m nil means there is nothing usable.
-//
-// A CA is replaced in two steps so that no replica ever serves a
-// certificate the API server does not trust yet: once two thirds of the
-// CA's life has passed a next CA joins the bundle (and so, within a
-// refresh, every webhook configuration), and only a sixth of a CA lifetime
-// later does it start signing serving certificates.
+// or nil when m is fine. m nil means there is nothing usable. The steps of
+// a rotation are SelfIssued's (see Rotation there).
 func (s *SelfIssued) plan(m *material, now time.Time) (*material, string, error) {
 	caExpired := m != nil && !now.Before(m.ca.cert.NotAfter)
 	if caExpired && (m.pending == nil || !now.Before(m.pending.cert.NotAfter)) {
