@@ -13,8 +13,7 @@ import (
 
 // Source knows how to hand a server its current serving certificate, so
 // that the certificate changes (reloaded files, rotation) without a restart
-// and without touching open connections. The server starts it before it
-// listens and stops it once it stopped serving.
+// and without touching open connections.
 type Source interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
