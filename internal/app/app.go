@@ -67,6 +67,9 @@ func Options(cfg config.Config) fx.Option {
 			func(c config.Config) webhook.Options {
 				return webhook.Options{Port: c.WebhookPort, EnableHTTP2: c.EnableHTTP2, ShutdownDelay: c.WebhookShutdownDelay}
 			},
+			// Each server starts the certificate the certs adapter made for it.
+			func(c certs.Certificates) webhook.CertSource { return c.Webhook },
+			func(c certs.Certificates) metrics.CertSource { return c.Metrics },
 			func(c config.Config) certs.Options {
 				return certs.Options{
 					WebhookMode:  c.WebhookCertMode,

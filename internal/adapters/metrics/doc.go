@@ -22,7 +22,7 @@
 // [Server] serves /metrics from a prometheus.Gatherer. With
 // [Options.Secure] (the operator's default) it speaks HTTPS only (TLS 1.2 or
 // later, HTTP/1.1 unless [Options.EnableHTTP2]) with the certificate of a
-// certs.Source it starts with itself, and admits a request only when:
+// [CertSource] it starts with itself, and admits a request only when:
 //
 //  1. its bearer token authenticates, by a TokenReview (else 401), and
 //  2. the user may use the request's verb (the HTTP method, lower case) on

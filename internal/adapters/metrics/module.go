@@ -5,7 +5,6 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
@@ -13,8 +12,7 @@ import (
 // Module provides the registry and serves it.
 //
 // It consumes an [Options], a *zap.Logger and, in secure mode, a
-// kubeclient.Interface and certs.Certificates (their Metrics source). It
-// provides:
+// kubeclient.Interface and a [CertSource]. It provides:
 //   - *prometheus.Registry, also as prometheus.Registerer and
 //     prometheus.Gatherer, with the Go and process collectors;
 //   - *RESTClientMetrics (rest_client_requests_total), counting from its
@@ -39,11 +37,11 @@ type serverParams struct {
 	fx.In
 	Options  Options
 	Gatherer prometheus.Gatherer
-	Certs    certs.Certificates   `optional:"true"`
+	Certs    CertSource           `optional:"true"`
 	Client   kubeclient.Interface `optional:"true"`
 	Logger   *zap.Logger
 }
 
 func newServer(p serverParams) (*Server, error) {
-	return New(p.Options, p.Certs.Metrics, p.Gatherer, p.Client, p.Logger.Named("metrics"))
+	return New(p.Options, p.Certs, p.Gatherer, p.Client, p.Logger.Named("metrics"))
 }

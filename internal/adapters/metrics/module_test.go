@@ -31,6 +31,7 @@ func TestModule(t *testing.T) {
 		certs.Module,
 		lifecycle.Module,
 		fx.Supply(metrics.Options{BindAddress: "127.0.0.1:0"}, certs.Options{WebhookFiles: certs.Files{Dir: t.TempDir()}}, &rest.Config{}, zap.NewNop()),
+		fx.Provide(func(c certs.Certificates) metrics.CertSource { return c.Metrics }), // as the composition root does
 		fx.Populate(&reg, &r, &g, &s, &fromPort),
 	)
 	app.RequireStart()

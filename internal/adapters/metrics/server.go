@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
-	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/httpserve"
 	"github.com/hexagonal-operator/operator/internal/kubeclient"
 )
@@ -59,6 +58,15 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// CertSource is the secure server's certificate (internal/adapters/certs
+// provides it): started before the server listens, asked on every
+// handshake, stopped once the server has stopped.
+type CertSource interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error)
+}
+
 // Server serves the registry's metrics at /metrics.
 type Server struct {
 	opts     Options
@@ -66,14 +74,14 @@ type Server struct {
 	log      *zap.Logger
 	auth     *authFilter
 	now      func() time.Time
-	certs    certs.Source
+	certs    CertSource
 
 	http *httpserve.Server
 }
 
 // New returns a server for gatherer; certs and client are needed (and
 // used) only in secure mode. It does no I/O.
-func New(opts Options, certs certs.Source, gatherer prometheus.Gatherer, client kubeclient.Interface, log *zap.Logger) (*Server, error) {
+func New(opts Options, certs CertSource, gatherer prometheus.Gatherer, client kubeclient.Interface, log *zap.Logger) (*Server, error) {
 	opts = opts.withDefaults()
 	if gatherer == nil {
 		return nil, errors.New("metrics server: a gatherer is required")

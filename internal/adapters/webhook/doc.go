@@ -37,11 +37,11 @@
 // # Transport
 //
 // HTTPS only, TLS 1.2 or later, HTTP/1.1 unless Options.EnableHTTP2, with
-// header, read, write and idle timeouts, and a certificate from a
-// certs.Source that the server starts with itself and asks on every
-// handshake. What requests hold in memory is held to a budget (budget.go),
-// of which one client address may hold only a share: a request the budget
-// cannot take gets 429 with Retry-After, counted in
+// header, read, write and idle timeouts, and the certificate of a
+// [CertSource] that the server starts with itself. What requests hold in
+// memory is held to a budget (budget.go), of which one client address may
+// hold only a share: a request the budget cannot take gets 429 with
+// Retry-After, counted in
 // operator_webhook_requests_rejected_total{webhook,reason}.
 //
 // [Server.Start] binds synchronously and serves in the background;

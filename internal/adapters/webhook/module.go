@@ -5,7 +5,6 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
@@ -21,8 +20,8 @@ const (
 
 // Module serves the admission webhooks and conversions.
 //
-// It consumes Options, certs.Certificates (their Webhook source),
-// *zap.Logger, prometheus.Registerer and the groups above. It provides
+// It consumes Options, a CertSource, *zap.Logger, prometheus.Registerer
+// and the groups above. It provides
 // *Server, run in the phase lifecycle.Webhooks, and its readiness
 // ports.HealthCheck in the group "readyz".
 var Module = fx.Module("webhook",
@@ -36,7 +35,7 @@ var Module = fx.Module("webhook",
 type serverParams struct {
 	fx.In
 	Options     Options
-	Certs       certs.Certificates
+	Certs       CertSource
 	Hooks       []Hook       `group:"webhooks"`
 	Conversions []Conversion `group:"webhook-conversions"`
 	Registerer  prometheus.Registerer
@@ -44,5 +43,5 @@ type serverParams struct {
 }
 
 func newServer(p serverParams) (*Server, error) {
-	return New(p.Options, p.Certs.Webhook, p.Hooks, p.Registerer, p.Logger.Named("webhook"), p.Conversions...)
+	return New(p.Options, p.Certs, p.Hooks, p.Registerer, p.Logger.Named("webhook"), p.Conversions...)
 }

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
 	admissionv1 "k8s.io/api/admission/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
@@ -31,10 +30,12 @@ type readyChecks struct {
 func graph(opts webhook.Options, dir string, extra ...fx.Option) []fx.Option {
 	return append([]fx.Option{
 		webhook.Module,
-		certs.Module,
 		lifecycle.Module,
-		fx.Supply(opts, certs.Options{WebhookFiles: certs.Files{Dir: dir}}, &rest.Config{}, zap.NewNop()),
+		fx.Supply(opts, zap.NewNop()),
 		fx.Provide(
+			func() (webhook.CertSource, error) {
+				return certs.NewFileSource("webhook", certs.Files{Dir: dir}, 0, certs.NewReads(), zap.NewNop())
+			},
 			func() prometheus.Registerer { return prometheus.NewRegistry() },
 			fx.Annotate(operator.PodWebhooks, fx.ResultTags(webhook.GroupHooks)),
 		),

@@ -21,15 +21,22 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	admissionv1 "k8s.io/api/admission/v1"
-
-	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 )
+
+// CertSource is the server's certificate (internal/adapters/certs provides
+// it): started before the server listens, asked on every handshake, so it
+// may change without a restart, and stopped once the server has stopped.
+type CertSource interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error)
+}
 
 // Server is the HTTPS admission and conversion webhook server. Build it
 // with New, then Start and Stop it.
 type Server struct {
 	opts        Options
-	certs       certs.Source
+	certs       CertSource
 	hooks       []Hook
 	conversions []Conversion
 	log         *zap.Logger
@@ -51,7 +58,7 @@ type Server struct {
 // New returns a server for hooks and conversions that presents
 // certificates from certs and records metrics on reg. It does no I/O;
 // Start starts certs and binds the port.
-func New(opts Options, certs certs.Source, hooks []Hook, reg prometheus.Registerer, logger *zap.Logger, conversions ...Conversion) (*Server, error) {
+func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer, logger *zap.Logger, conversions ...Conversion) (*Server, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("webhook server options: %w", err)
