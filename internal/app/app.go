@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/clock"
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
 	"github.com/hexagonal-operator/operator/internal/adapters/events"
@@ -59,30 +60,28 @@ func Options(cfg config.Config) fx.Option {
 			},
 			func(c config.Config) cache.Options { return cache.Options{Namespace: c.Namespace} },
 			func(c config.Config) metrics.Options {
-				return metrics.Options{
-					BindAddress: c.MetricsBindAddress, Secure: c.MetricsSecure, EnableHTTP2: c.EnableHTTP2,
-					CertDir: c.MetricsCertPath, CertName: c.MetricsCertName, KeyName: c.MetricsCertKey,
-				}
+				return metrics.Options{BindAddress: c.MetricsBindAddress, Secure: c.MetricsSecure, EnableHTTP2: c.EnableHTTP2}
 			},
 			func(c config.Config) health.Options { return health.Options{BindAddress: c.HealthProbeBindAddress} },
 			func(c config.Config) profiling.Options { return profiling.Options{BindAddress: c.PprofBindAddress} },
 			func(c config.Config) webhook.Options {
-				return webhook.Options{
-					Port:          c.WebhookPort,
-					CertMode:      c.WebhookCertMode,
-					CertDir:       c.WebhookCertDir,
-					CertName:      c.WebhookCertName,
-					KeyName:       c.WebhookCertKey,
-					EnableHTTP2:   c.EnableHTTP2,
-					ShutdownDelay: c.WebhookShutdownDelay,
-					Self: webhook.SelfCertOptions{
-						Namespace:   c.OperatorNamespace,
-						SecretName:  c.WebhookCertSecret,
-						ServiceName: c.WebhookServiceName,
-
+				return webhook.Options{Port: c.WebhookPort, EnableHTTP2: c.EnableHTTP2, ShutdownDelay: c.WebhookShutdownDelay}
+			},
+			// Each server starts the certificate the certs adapter made for it.
+			func(c certs.Certificates) webhook.CertSource { return c.Webhook },
+			func(c certs.Certificates) metrics.CertSource { return c.Metrics },
+			func(c config.Config) certs.Options {
+				return certs.Options{
+					WebhookMode:  c.WebhookCertMode,
+					WebhookFiles: certs.Files{Dir: c.WebhookCertDir, CertName: c.WebhookCertName, KeyName: c.WebhookCertKey},
+					Self: certs.SelfOptions{
+						Namespace:                      c.OperatorNamespace,
+						SecretName:                     c.WebhookCertSecret,
+						ServiceName:                    c.WebhookServiceName,
 						MutatingWebhookConfiguration:   c.MutatingWebhookConfiguration,
 						ValidatingWebhookConfiguration: c.ValidatingWebhookConfiguration,
 					},
+					MetricsFiles: certs.Files{Dir: c.MetricsCertPath, CertName: c.MetricsCertName, KeyName: c.MetricsCertKey},
 				}
 			},
 			func(c config.Config) leaderelection.Options {
@@ -99,6 +98,7 @@ func Options(cfg config.Config) fx.Option {
 		lifecycle.Module,
 		logging.Module,
 		preflightChecks(cfg),
+		certs.Module,
 		metrics.Module,
 		health.Module,
 		profiling.Module,

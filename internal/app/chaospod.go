@@ -14,6 +14,7 @@ import (
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/internal/domain/chaospod"
@@ -44,9 +45,9 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 			fx.Annotate(ChaosPodConversion, fx.ResultTags(webhook.GroupConversions)),
 			// In self cert mode the CRD's conversion config trusts the
 			// operator's CA like the webhook configurations do.
-			fx.Annotate(func(dyn dynamic.Interface) webhook.CABundleTarget {
-				return webhook.CRDConversionTarget(dyn, ChaosPodCRDName)
-			}, fx.ResultTags(webhook.GroupCATargets)),
+			fx.Annotate(func(dyn dynamic.Interface) certs.CABundleTarget {
+				return certs.CRDConversionTarget(dyn, ChaosPodCRDName)
+			}, fx.ResultTags(certs.GroupCATargets)),
 		),
 	}
 	if cfg.Runs(config.ControllerChaosPod) {

@@ -14,8 +14,8 @@
 //     by the events adapter, [Clock] by the clock.
 //   - Runtime ports connect driving adapters to each other without one
 //     importing the other: the controller loop consumes a [Source] from
-//     the cache and waits on a [LeaderElector]; servers take a
-//     [CertSource] and a [HealthCheck] per part.
+//     the cache and waits on a [LeaderElector]; the health server takes
+//     a [HealthCheck] per part.
 //
 // The object ports are generic over the kind: Reader[*appsv1.ReplicaSet],
 // Writer[*corev1.Pod], Defaulter[*corev1.Pod], Validator[*chaosv1.ChaosPod].
@@ -41,8 +41,8 @@
 // ([Source.HasApplied]): the operator reads its own writes.
 //
 // On the admission path the webhook server asks a [Defaulter] or a
-// [Validator] of the request's type, serving with the certificate of a
-// [CertSource]. A [HealthCheck] per part feeds /healthz and /readyz.
+// [Validator] of the request's type. A [HealthCheck] per part feeds
+// /healthz and /readyz.
 //
 // Each interface names one role and is documented as "X knows how to …".
 // Interfaces stay small so a test double is a few lines and so one adapter

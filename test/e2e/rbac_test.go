@@ -42,7 +42,7 @@ import (
 // each with the reason. Everything else config/rbac grants must show up in
 // the audit log, or the test fails.
 var exercisedElsewhere = map[string]string{
-	"update secrets":             "self mode rotates the Secret at 2/3 of a certificate's life; covered by internal/adapters/webhook's selfcert tests",
+	"update secrets":             "self mode rotates the Secret at 2/3 of a certificate's life; covered by internal/adapters/certs' selfissued tests",
 	"patch events.k8s.io/events": "client-go patches an Event into a series only when the same event repeats for the same object version (a reconcile on a stale cache); not reproducible on demand",
 	"update chaosapps.metamagical.io/chaospods/finalizers": "asked by the OwnerReferencesPermissionEnforcement admission plugin of the test's API server when a ChaosPod's Pod is created, an authorizer call the audit log does not show; the ChaosPod cycles below fail without it",
 }

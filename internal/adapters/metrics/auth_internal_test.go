@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -72,4 +73,16 @@ func TestAuthFilterReusesAnswersUntilTheyExpire(t *testing.T) {
 	before := reviews.Load()
 	assert.Equal(t, http.StatusOK, serve("token-"+strconv.Itoa(authCacheEntries+9)))
 	assert.Equal(t, before, reviews.Load(), "the newest entry is kept")
+}
+
+type fakeNow struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (f *fakeNow) now() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.t }
+func (f *fakeNow) add(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.t = f.t.Add(d)
 }

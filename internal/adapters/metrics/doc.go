@@ -19,14 +19,10 @@
 //
 // # Server
 //
-// [Server] serves /metrics from a prometheus.Gatherer. Its reads of
-// certificate files count into controller-runtime's
-// certwatcher_read_certificate_total and
-// certwatcher_read_certificate_errors_total, registered (at zero) whatever
-// the mode, and shared with the webhook server's certificate. With
+// [Server] serves /metrics from a prometheus.Gatherer. With
 // [Options.Secure] (the operator's default) it speaks HTTPS only (TLS 1.2 or
-// later, HTTP/1.1 unless [Options.EnableHTTP2]) and admits a request only
-// when:
+// later, HTTP/1.1 unless [Options.EnableHTTP2]) with the certificate of a
+// [CertSource] it starts with itself, and admits a request only when:
 //
 //  1. its bearer token authenticates, by a TokenReview (else 401), and
 //  2. the user may use the request's verb (the HTTP method, lower case) on
@@ -39,12 +35,8 @@
 //	- nonResourceURLs: ["/metrics"]
 //	  verbs: ["get"]
 //
-// Answers are cached briefly (a minute for success, ten seconds for
-// refusals, a thousand entries at most) so that scrapes do not hammer the
-// API server. The certificate is tls.crt/tls.key from [Options.CertDir],
-// re-read when the files change, or, without a folder, a self-signed one made
-// in memory at Start. Without Secure the server speaks plain HTTP and checks
-// nothing.
+// Answers are cached briefly so that scrapes do not hammer the API server.
+// Without Secure the server speaks plain HTTP and checks nothing.
 //
 // Start listens before it returns, so a taken port fails the application's
 // start; serving runs in the background and Stop drains it.

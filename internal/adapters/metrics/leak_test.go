@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestStopLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, &certs.SelfSigned{}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Start(context.Background()))
 	client := &http.Client{Transport: &http.Transport{

@@ -10,7 +10,10 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
@@ -26,8 +29,11 @@ func TestModule(t *testing.T) {
 	)
 	app := fxtest.New(t,
 		metrics.Module,
+		certs.Module,
 		lifecycle.Module,
-		fx.Supply(metrics.Options{BindAddress: "127.0.0.1:0"}, zap.NewNop()),
+		fx.Supply(metrics.Options{BindAddress: "127.0.0.1:0"}, certs.Options{WebhookFiles: certs.Files{Dir: t.TempDir()}}, zap.NewNop()),
+		fx.Supply(fx.Annotate(fake.NewClientset(), fx.As(new(kubernetes.Interface)))),
+		fx.Provide(func(c certs.Certificates) metrics.CertSource { return c.Metrics }), // as the composition root does
 		fx.Populate(&reg, &r, &g, &s, &fromPort),
 	)
 	app.RequireStart()
@@ -41,8 +47,8 @@ func TestModule(t *testing.T) {
 	code, body, _ := get(t, http.DefaultClient, "http://"+s.Addr().String()+"/metrics", "")
 	assert.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "operator_module_total 1")
-	// controller-runtime's certwatcher counters are exposed, at zero,
-	// even when no certificate file is read.
+	// controller-runtime's certwatcher counters (the certs module's) are
+	// exposed, at zero, even when no certificate file is read.
 	assert.Contains(t, body, "\ncertwatcher_read_certificate_total 0\n")
 	assert.Contains(t, body, "\ncertwatcher_read_certificate_errors_total 0\n")
 }

@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/hexagonal-operator/operator/internal/certreads"
 	"github.com/hexagonal-operator/operator/internal/httpserve"
 )
 
@@ -27,10 +26,7 @@ const (
 	MetricsPath = "/metrics"
 )
 
-const (
-	readHeaderTimeout = 10 * time.Second
-	certCheckInterval = 10 * time.Second
-)
+const readHeaderTimeout = 10 * time.Second
 
 // Options configure the metrics [Server]. The zero value serves plain HTTP
 // on DefaultBindAddress; [DefaultOptions] is the secure default of the
@@ -41,15 +37,9 @@ type Options struct {
 	BindAddress string
 	// Secure serves HTTPS and lets a request through only when its bearer
 	// token authenticates (TokenReview) and its user may get the path
-	// (SubjectAccessReview). It needs a kubernetes.Interface.
+	// (SubjectAccessReview). It needs a kubernetes.Interface and a
+	// certificate.
 	Secure bool
-	// CertDir holds the secure server's certificate and key; they are
-	// re-read when they change. Empty means a self-signed certificate made
-	// in memory at Start.
-	CertDir string
-	// CertName and KeyName are their file names in CertDir (defaults
-	// tls.crt and tls.key).
-	CertName, KeyName string
 	// EnableHTTP2 also serves HTTP/2 in secure mode. It is off by default
 	// because of HTTP/2 rapid reset (CVE-2023-44487).
 	EnableHTTP2 bool
@@ -68,6 +58,15 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// CertSource is the secure server's certificate (internal/adapters/certs
+// provides it): started before the server listens, asked on every
+// handshake, stopped once the server has stopped.
+type CertSource interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error)
+}
+
 // Server serves the registry's metrics at /metrics.
 type Server struct {
 	opts     Options
@@ -75,15 +74,14 @@ type Server struct {
 	log      *zap.Logger
 	auth     *authFilter
 	now      func() time.Time
-	expiry   *certExpiry
-	reads    certreads.Counters
+	certs    CertSource
 
 	http *httpserve.Server
 }
 
-// New returns a server for gatherer; client is needed (and used) only in
-// secure mode. It does no I/O.
-func New(opts Options, gatherer prometheus.Gatherer, client kubernetes.Interface, log *zap.Logger) (*Server, error) {
+// New returns a server for gatherer; certs and client are needed (and
+// used) only in secure mode. It does no I/O.
+func New(opts Options, certs CertSource, gatherer prometheus.Gatherer, client kubernetes.Interface, log *zap.Logger) (*Server, error) {
 	opts = opts.withDefaults()
 	if gatherer == nil {
 		return nil, errors.New("metrics server: a gatherer is required")
@@ -91,7 +89,7 @@ func New(opts Options, gatherer prometheus.Gatherer, client kubernetes.Interface
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, expiry: newCertExpiry(), reads: certreads.New(), http: httpserve.New("metrics server", log)}
+	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, certs: certs, http: httpserve.New("metrics server", log)}
 	if s.Disabled() {
 		return s, nil
 	}
@@ -99,30 +97,12 @@ func New(opts Options, gatherer prometheus.Gatherer, client kubernetes.Interface
 		return nil, fmt.Errorf("metrics server: bind address %q: %w", opts.BindAddress, err)
 	}
 	if opts.Secure {
-		if client == nil {
-			return nil, errors.New("metrics server: secure mode needs a Kubernetes client for TokenReview and SubjectAccessReview")
+		if client == nil || certs == nil {
+			return nil, errors.New("metrics server: secure mode needs a certificate, and a Kubernetes client for TokenReview and SubjectAccessReview")
 		}
 		s.auth = newAuthFilter(client, log, s.now)
 	}
 	return s, nil
-}
-
-// CertExpiryCollector exports operator_certificate_expiry_timestamp_seconds
-// {use="metrics"} for the certificate the secure server serves.
-func (s *Server) CertExpiryCollector() prometheus.Collector { return s.expiry }
-
-// RegisterCertReadMetrics counts the server's reads of its certificate
-// files on reg, in controller-runtime's certwatcher_read_certificate_total
-// and certwatcher_read_certificate_errors_total, which the webhook server
-// shares. It registers them even when the server reads no file, so that
-// they are exposed (at zero) in every mode. Call it before Start.
-func (s *Server) RegisterCertReadMetrics(reg prometheus.Registerer) error {
-	reads, err := certreads.Register(reg)
-	if err != nil {
-		return fmt.Errorf("metrics server: %w", err)
-	}
-	s.reads = reads
-	return nil
 }
 
 // Disabled reports whether the bind address turned the server off.
@@ -143,7 +123,7 @@ func (s *Server) Handler() http.Handler {
 }
 
 // Start listens (so a taken port fails Start) and serves in the background.
-func (s *Server) Start(context.Context) error {
+func (s *Server) Start(ctx context.Context) error {
 	if s.Disabled() {
 		return nil
 	}
@@ -155,34 +135,17 @@ func (s *Server) Start(context.Context) error {
 	}
 	srv.Protocols.SetHTTP1(true)
 	if s.opts.Secure {
-		getCert, err := s.certificates()
-		if err != nil {
-			return err
+		if err := s.certs.Start(ctx); err != nil {
+			return fmt.Errorf("metrics server: certificate: %w", err)
 		}
-		s.expiry.get.Store(&getCert)
-		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: getCert}
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.GetCertificate}
 		srv.Protocols.SetHTTP2(s.opts.EnableHTTP2)
 	}
 	if err := s.http.Start(s.opts.BindAddress, srv, s.opts.Secure); err != nil {
-		return err
+		return errors.Join(err, s.stopCerts(ctx))
 	}
 	s.log.Info("serving metrics", zap.String("address", s.http.Addr().String()), zap.Bool("secure", s.opts.Secure))
 	return nil
-}
-
-func (s *Server) certificates() (func(*tls.ClientHelloInfo) (*tls.Certificate, error), error) {
-	if s.opts.CertDir == "" {
-		cert, err := selfSignedCert(s.now())
-		if err != nil {
-			return nil, fmt.Errorf("metrics server: self-signed certificate: %w", err)
-		}
-		return func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return cert, nil }, nil
-	}
-	fc := newFileCert(s.opts.CertDir, s.opts.CertName, s.opts.KeyName, certCheckInterval, s.now, s.log, s.reads)
-	if err := fc.load(); err != nil {
-		return nil, fmt.Errorf("metrics server: %w", err)
-	}
-	return fc.GetCertificate, nil
 }
 
 // Addr is the address the server listens on once started (useful with
@@ -190,5 +153,14 @@ func (s *Server) certificates() (func(*tls.ClientHelloInfo) (*tls.Certificate, e
 func (s *Server) Addr() net.Addr { return s.http.Addr() }
 
 // Stop finishes in-flight scrapes and closes the listener, or gives up
-// when ctx ends.
-func (s *Server) Stop(ctx context.Context) error { return s.http.Stop(ctx) }
+// when ctx ends, then stops the certificate source.
+func (s *Server) Stop(ctx context.Context) error {
+	return errors.Join(s.http.Stop(ctx), s.stopCerts(ctx))
+}
+
+func (s *Server) stopCerts(ctx context.Context) error {
+	if s.opts.Secure && !s.Disabled() {
+		return s.certs.Stop(ctx)
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
@@ -51,7 +52,7 @@ func TestSecureServerOnRealAPIServer(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, restMetrics.Start(ctx))
 	t.Cleanup(func() { _ = restMetrics.Stop(context.Background()) })
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, reg, admin, zaptest.NewLogger(t))
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, &certs.SelfSigned{}, reg, admin, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	endpoint := "https://" + startServer(t, s) + "/metrics"
 	client := tlsClient(false)

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
 )
 
@@ -66,7 +68,7 @@ func get(t *testing.T, client *http.Client, url, token string) (int, string, str
 
 func TestServerPlainHTTP(t *testing.T) {
 	t.Parallel()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0"}, registryWithCounter(t), nil, zaptest.NewLogger(t))
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0"}, nil, registryWithCounter(t), nil, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	addr := startServer(t, s)
 
@@ -81,7 +83,7 @@ func TestServerPlainHTTP(t *testing.T) {
 
 func TestServerDisabled(t *testing.T) {
 	t.Parallel()
-	s, err := metrics.New(metrics.Options{BindAddress: "0", Secure: true}, registryWithCounter(t), nil, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "0", Secure: true}, &certs.SelfSigned{}, registryWithCounter(t), nil, nil)
 	require.NoError(t, err)
 	assert.True(t, s.Disabled())
 	require.NoError(t, s.Start(context.Background()))
@@ -94,7 +96,7 @@ func TestServerBindErrorFailsStart(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ln.Close() })
-	s, err := metrics.New(metrics.Options{BindAddress: ln.Addr().String()}, registryWithCounter(t), nil, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: ln.Addr().String()}, nil, registryWithCounter(t), nil, nil)
 	require.NoError(t, err)
 	err = s.Start(context.Background())
 	require.Error(t, err)
@@ -117,7 +119,7 @@ func TestNewRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := metrics.New(tt.opts, tt.reg, nil, nil)
+			_, err := metrics.New(tt.opts, nil, tt.reg, nil, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -169,7 +171,7 @@ func tlsClient(http2 bool) *http.Client {
 func TestServerSecureAuthenticatesAndAuthorizes(t *testing.T) {
 	t.Parallel()
 	cs, reviews, sars := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, zaptest.NewLogger(t))
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, &certs.SelfSigned{}, registryWithCounter(t), cs, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	url := "https://" + startServer(t, s) + "/metrics"
 	client := tlsClient(false)
@@ -210,7 +212,7 @@ func TestServerSecureAuthenticatesAndAuthorizes(t *testing.T) {
 func TestServerSecureVerbIsLowerCaseMethod(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, &certs.SelfSigned{}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	url := "https://" + startServer(t, s) + "/metrics"
 	req, err := http.NewRequest(http.MethodPost, url, nil)
@@ -229,7 +231,7 @@ func TestServerSecureAPIErrorIsInternalError(t *testing.T) {
 	cs.PrependReactor("create", "tokenreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, io.ErrUnexpectedEOF
 	})
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, zaptest.NewLogger(t))
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, &certs.SelfSigned{}, registryWithCounter(t), cs, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	code, _, _ := get(t, tlsClient(false), "https://"+startServer(t, s)+"/metrics", "good-scraper")
 	assert.Equal(t, http.StatusInternalServerError, code)
@@ -249,7 +251,7 @@ func TestServerSecureProtocols(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cs, _, _ := reviewingClientset()
-			s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, EnableHTTP2: tt.enableHTTP2}, registryWithCounter(t), cs, nil)
+			s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, EnableHTTP2: tt.enableHTTP2}, &certs.SelfSigned{}, registryWithCounter(t), cs, nil)
 			require.NoError(t, err)
 			code, _, proto := get(t, tlsClient(true), "https://"+startServer(t, s)+"/metrics", "good-scraper")
 			assert.Equal(t, http.StatusOK, code)
@@ -261,7 +263,7 @@ func TestServerSecureProtocols(t *testing.T) {
 func TestServerSecureRefusesOldTLS(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, &certs.SelfSigned{}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	addr := startServer(t, s)
 	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, MaxVersion: tls.VersionTLS11}) //nolint:gosec // testing the refusal
@@ -274,7 +276,7 @@ func TestServerSecureRefusesOldTLS(t *testing.T) {
 func TestServerSecureSelfSignedCertificate(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, &certs.SelfSigned{}, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	conn, err := tls.Dial("tcp", startServer(t, s), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // self-signed
 	require.NoError(t, err)
@@ -286,7 +288,7 @@ func TestServerSecureSelfSignedCertificate(t *testing.T) {
 
 func TestServerStopWaitsForGrace(t *testing.T) {
 	t.Parallel()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0"}, registryWithCounter(t), nil, nil)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0"}, nil, registryWithCounter(t), nil, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Start(context.Background()))
 	addr := s.Addr().String()
@@ -298,11 +300,14 @@ func TestServerStopWaitsForGrace(t *testing.T) {
 func TestServerSecureCertDir(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true, CertDir: t.TempDir()}, registryWithCounter(t), cs, nil)
+	files, err := certs.NewFileSource("metrics", certs.Files{Dir: t.TempDir()}, 0, certs.NewReads(), zap.NewNop())
+	require.NoError(t, err)
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, files, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	err = s.Start(context.Background())
 	require.Error(t, err, "an empty certificate folder must fail the start")
-	assert.Contains(t, err.Error(), metrics.CertFileName)
+	assert.Contains(t, err.Error(), "tls.crt")
+	assert.Nil(t, s.Addr(), "nothing listens")
 }
 
 // The secure server exports the expiry of the certificate it serves, read
@@ -310,10 +315,11 @@ func TestServerSecureCertDir(t *testing.T) {
 func TestServerSecureExportsItsCertificateExpiry(t *testing.T) {
 	t.Parallel()
 	cs, _, _ := reviewingClientset()
-	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, registryWithCounter(t), cs, nil)
+	src := &certs.SelfSigned{}
+	s, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0", Secure: true}, src, registryWithCounter(t), cs, nil)
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
-	require.NoError(t, reg.Register(s.CertExpiryCollector()))
+	require.NoError(t, reg.Register(certs.Certificates{Metrics: src}.Collector()))
 	const series = `operator_certificate_expiry_timestamp_seconds{use="metrics"}`
 	n, err := testutil.GatherAndCount(reg, "operator_certificate_expiry_timestamp_seconds")
 	require.NoError(t, err)
@@ -329,10 +335,11 @@ func TestServerSecureExportsItsCertificateExpiry(t *testing.T) {
 %s %d
 `, series, leaf.NotAfter.Unix()))))
 
-	plain, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0"}, registryWithCounter(t), nil, nil)
+	unused := &certs.SelfSigned{}
+	plain, err := metrics.New(metrics.Options{BindAddress: "127.0.0.1:0"}, unused, registryWithCounter(t), nil, nil)
 	require.NoError(t, err)
 	plainReg := prometheus.NewRegistry()
-	require.NoError(t, plainReg.Register(plain.CertExpiryCollector()))
+	require.NoError(t, plainReg.Register(certs.Certificates{Metrics: unused}.Collector()))
 	startServer(t, plain)
 	n, err = testutil.GatherAndCount(plainReg, "operator_certificate_expiry_timestamp_seconds")
 	require.NoError(t, err)

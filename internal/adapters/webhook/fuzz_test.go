@@ -27,6 +27,9 @@ import (
 
 type noCerts struct{}
 
+func (noCerts) Start(context.Context) error { return nil }
+func (noCerts) Stop(context.Context) error  { return nil }
+
 func (noCerts) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return nil, errors.New("fuzzing without TLS")
 }

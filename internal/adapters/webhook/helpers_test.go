@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/memory"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/app"
@@ -52,9 +52,9 @@ func TestMain(m *testing.M) {
 // from a test CA in a temporary folder.
 type fixture struct {
 	server *webhook.Server
-	certs  *webhook.FileCertSource
+	certs  *certs.FileSource
 	reg    *prometheus.Registry
-	ca     *webhook.TestCA
+	ca     *testCA
 	dir    string
 	client *http.Client
 	base   string
@@ -112,11 +112,11 @@ func (f defaultFunc) Default(ctx context.Context, pod *corev1.Pod) (ports.Warnin
 
 func startFixture(t testing.TB, hooks []webhook.Hook, mod func(*webhook.Options), conversions ...webhook.Conversion) *fixture {
 	t.Helper()
-	ca, err := webhook.NewTestCA()
+	ca, err := newTestCA()
 	require.NoError(t, err)
 	dir := t.TempDir()
 	writePair(t, dir, issue(t, ca, time.Hour))
-	opts := webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort, CertDir: dir, CertPollInterval: 20 * time.Millisecond}
+	opts := webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}
 	if mod != nil {
 		mod(&opts)
 	}
@@ -126,10 +126,7 @@ func startFixture(t testing.TB, hooks []webhook.Hook, mod func(*webhook.Options)
 		// Benchmarks log as production does: JSON at info, to nowhere.
 		log = zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.InfoLevel))
 	}
-	certs, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: opts.CertDir}, opts.CertPollInterval, log)
-	require.NoError(t, err)
-	require.NoError(t, certs.Start(context.Background()))
-	t.Cleanup(func() { require.NoError(t, certs.Stop(context.Background())) })
+	certs := fileSource(t, dir, 20*time.Millisecond, log)
 	reg := prometheus.NewPedanticRegistry()
 	srv, err := webhook.New(opts, certs, hooks, reg, log, conversions...)
 	require.NoError(t, err)
@@ -140,7 +137,16 @@ func startFixture(t testing.TB, hooks []webhook.Hook, mod func(*webhook.Options)
 	return &fixture{server: srv, certs: certs, reg: reg, ca: ca, dir: dir, client: client, base: "https://" + srv.Addr().String(), logs: logs}
 }
 
-func newClient(ca *webhook.TestCA) *http.Client {
+// fileSource is the certificate of the files in dir, as the webhook
+// server's in external mode.
+func fileSource(t testing.TB, dir string, interval time.Duration, log *zap.Logger) *certs.FileSource {
+	t.Helper()
+	src, err := certs.NewFileSource("webhook", certs.Files{Dir: dir}, interval, certs.NewReads(), log)
+	require.NoError(t, err)
+	return src
+}
+
+func newClient(ca *testCA) *http.Client {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca.CertPEM)
 	return &http.Client{
@@ -153,7 +159,7 @@ func newClient(ca *webhook.TestCA) *http.Client {
 	}
 }
 
-func issue(t testing.TB, ca *webhook.TestCA, validity time.Duration) webhook.TestPair {
+func issue(t testing.TB, ca *testCA, validity time.Duration) testPair {
 	t.Helper()
 	pair, err := ca.Issue(validity, "127.0.0.1", "localhost")
 	require.NoError(t, err)
@@ -162,9 +168,9 @@ func issue(t testing.TB, ca *webhook.TestCA, validity time.Duration) webhook.Tes
 
 // writePair replaces the files the way a Secret volume does: new files,
 // then an atomic rename, so a reader never sees half a file.
-func writePair(t testing.TB, dir string, p webhook.TestPair) {
+func writePair(t testing.TB, dir string, p testPair) {
 	t.Helper()
-	for name, data := range map[string][]byte{webhook.CertFileName: p.CertPEM, webhook.KeyFileName: p.KeyPEM} {
+	for name, data := range map[string][]byte{"tls.crt": p.CertPEM, "tls.key": p.KeyPEM} {
 		tmp := filepath.Join(dir, "."+name+".tmp")
 		require.NoError(t, os.WriteFile(tmp, data, 0o600))
 		require.NoError(t, os.Rename(tmp, filepath.Join(dir, name)))
@@ -282,9 +288,10 @@ func gather(t testing.TB, g prometheus.Gatherer) map[string]float64 {
 	return out
 }
 
-type pemBlock = pem.Block
+// clock is a fixed time source for the admission rules.
+type clock struct{ now time.Time }
 
-func decodePEM(data []byte) (*pem.Block, []byte) { return pem.Decode(data) }
+func (c *clock) Now() time.Time { return c.now }
 
 func chaosPodHooks() []webhook.Hook {
 	clock := &clock{now: time.Now()}

@@ -1,8 +1,6 @@
 package webhook
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,8 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // metrics are controller-runtime's webhook metrics, labelled by
@@ -139,82 +135,4 @@ func (p *pathMetrics) end(start time.Time, code int) {
 		return
 	}
 	p.m.total.WithLabelValues(p.path, strconv.Itoa(code)).Inc()
-}
-
-// The expiry of the certificates the operator serves, one series per use.
-// Each use is a constant label rather than a variable one, so that another
-// package (the metrics server, for its own certificate) can register its
-// series under the same name on the shared registry; the registry then
-// requires the very same help text.
-const (
-	CertExpiryMetric = "operator_certificate_expiry_timestamp_seconds"
-	CertExpiryHelp   = "Expiry (NotAfter) of a certificate the operator serves, in Unix seconds, by use."
-	// CertUseWebhook is the webhook serving certificate, CertUseWebhookCA
-	// the CA that signs it in self mode.
-	CertUseWebhook   = "webhook"
-	CertUseWebhookCA = "webhook-ca"
-)
-
-// caSigner is a certificate source that also holds the CA signing what it
-// serves (SelfCertSource).
-type caSigner interface {
-	signingCA() *x509.Certificate
-}
-
-// certExpiry reads the certificates at scrape time, so a rotation shows
-// without anyone having to update a gauge.
-type certExpiry struct {
-	certs       ports.CertSource
-	serving, ca *prometheus.Desc
-}
-
-func newCertExpiry(certs ports.CertSource) *certExpiry {
-	desc := func(use string) *prometheus.Desc {
-		return prometheus.NewDesc(CertExpiryMetric, CertExpiryHelp, nil, prometheus.Labels{"use": use})
-	}
-	return &certExpiry{certs: certs, serving: desc(CertUseWebhook), ca: desc(CertUseWebhookCA)}
-}
-
-// registerCertExpiry adds the expiry series of certs to reg.
-func registerCertExpiry(reg prometheus.Registerer, certs ports.CertSource) error {
-	if err := reg.Register(newCertExpiry(certs)); err != nil {
-		return fmt.Errorf("register webhook certificate metrics: %w", err)
-	}
-	return nil
-}
-
-func (c *certExpiry) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.serving
-	if _, ok := c.certs.(caSigner); ok {
-		ch <- c.ca
-	}
-}
-
-// Collect leaves out a certificate not loaded yet: no series is better
-// than a zero that an expiry alert would take for long expired.
-func (c *certExpiry) Collect(ch chan<- prometheus.Metric) {
-	if cert, err := c.certs.GetCertificate(&tls.ClientHelloInfo{}); err == nil {
-		if leaf := leafOf(cert); leaf != nil {
-			ch <- prometheus.MustNewConstMetric(c.serving, prometheus.GaugeValue, float64(leaf.NotAfter.Unix()))
-		}
-	}
-	if s, ok := c.certs.(caSigner); ok {
-		if ca := s.signingCA(); ca != nil {
-			ch <- prometheus.MustNewConstMetric(c.ca, prometheus.GaugeValue, float64(ca.NotAfter.Unix()))
-		}
-	}
-}
-
-func leafOf(cert *tls.Certificate) *x509.Certificate {
-	switch {
-	case cert == nil || len(cert.Certificate) == 0:
-		return nil
-	case cert.Leaf != nil:
-		return cert.Leaf
-	}
-	leaf, err := x509.ParseCertificate(cert.Certificate[0])
-	if err != nil {
-		return nil
-	}
-	return leaf
 }

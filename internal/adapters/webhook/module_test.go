@@ -12,9 +12,8 @@ import (
 	"go.uber.org/fx/fxtest"
 	"go.uber.org/zap"
 	admissionv1 "k8s.io/api/admission/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	operator "github.com/hexagonal-operator/operator/internal/app"
 	"github.com/hexagonal-operator/operator/internal/lifecycle"
@@ -26,13 +25,17 @@ type readyChecks struct {
 	Checks []ports.HealthCheck `group:"readyz"`
 }
 
-// graph supplies what the composition root gives the module.
-func graph(opts webhook.Options, extra ...fx.Option) []fx.Option {
+// graph supplies what the composition root gives the module, with the
+// webhook certificate in dir.
+func graph(opts webhook.Options, dir string, extra ...fx.Option) []fx.Option {
 	return append([]fx.Option{
 		webhook.Module,
 		lifecycle.Module,
 		fx.Supply(opts, zap.NewNop()),
 		fx.Provide(
+			func() (webhook.CertSource, error) {
+				return certs.NewFileSource("webhook", certs.Files{Dir: dir}, 0, certs.NewReads(), zap.NewNop())
+			},
 			func() prometheus.Registerer { return prometheus.NewRegistry() },
 		),
 		operator.PodWebhooks,
@@ -42,12 +45,12 @@ func graph(opts webhook.Options, extra ...fx.Option) []fx.Option {
 
 func TestModuleValidates(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, fx.ValidateApp(graph(webhook.Options{})...))
+	require.NoError(t, fx.ValidateApp(graph(webhook.Options{}, t.TempDir())...))
 }
 
 func TestModuleServesAndReportsReadiness(t *testing.T) {
 	t.Parallel()
-	ca, err := webhook.NewTestCA()
+	ca, err := newTestCA()
 	require.NoError(t, err)
 	dir := t.TempDir()
 	writePair(t, dir, issue(t, ca, time.Hour))
@@ -55,7 +58,7 @@ func TestModuleServesAndReportsReadiness(t *testing.T) {
 		srv   *webhook.Server
 		ready readyChecks
 	)
-	app := fxtest.New(t, graph(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort, CertDir: dir}, fx.Populate(&srv, &ready))...)
+	app := fxtest.New(t, graph(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}, dir, fx.Populate(&srv, &ready))...)
 	require.Len(t, ready.Checks, 1)
 	assert.Equal(t, "webhook", ready.Checks[0].Name())
 	require.Error(t, ready.Checks[0].Check(context.Background()), "not ready before start")
@@ -73,35 +76,9 @@ func TestModuleServesAndReportsReadiness(t *testing.T) {
 
 func TestModuleStartFailsWithoutCertificate(t *testing.T) {
 	t.Parallel()
-	app := fx.New(graph(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort, CertDir: t.TempDir()})...)
+	app := fx.New(graph(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}, t.TempDir())...)
 	require.NoError(t, app.Err())
 	err := app.Start(context.Background())
 	require.ErrorContains(t, err, "webhook certificate: open ")
 	require.ErrorContains(t, err, "tls.crt: no such file or directory")
-}
-
-func TestModuleSelfMode(t *testing.T) {
-	t.Parallel()
-	opts := webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort, CertMode: webhook.CertModeSelf, Self: selfOptions()}
-	t.Run("needs a client", func(t *testing.T) {
-		t.Parallel()
-		app := fx.New(graph(opts)...)
-		require.ErrorContains(t, app.Err(), "needs a Kubernetes client")
-	})
-	t.Run("serves a self-issued certificate", func(t *testing.T) {
-		t.Parallel()
-		cs := fake.NewClientset()
-		createWebhookConfigs(t, cs)
-		var certs ports.CertSource
-		var ready readyChecks
-		app := fxtest.New(t, graph(opts, fx.Supply(fx.Annotate(cs, fx.As(new(kubernetes.Interface)))), fx.Populate(&certs, &ready))...)
-		app.RequireStart()
-		defer app.RequireStop()
-		require.NoError(t, ready.Checks[0].Check(context.Background()))
-		self, ok := certs.(*webhook.SelfCertSource)
-		require.True(t, ok)
-		for _, b := range bundles(t, cs) {
-			assert.Equal(t, self.CABundle(), b)
-		}
-	})
 }

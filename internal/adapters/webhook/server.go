@@ -21,15 +21,22 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	admissionv1 "k8s.io/api/admission/v1"
-
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
+
+// CertSource is the server's certificate (internal/adapters/certs provides
+// it): started before the server listens, asked on every handshake, so it
+// may change without a restart, and stopped once the server has stopped.
+type CertSource interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error)
+}
 
 // Server is the HTTPS admission and conversion webhook server. Build it
 // with New, then Start and Stop it.
 type Server struct {
 	opts        Options
-	certs       ports.CertSource
+	certs       CertSource
 	hooks       []Hook
 	conversions []Conversion
 	log         *zap.Logger
@@ -50,8 +57,8 @@ type Server struct {
 
 // New returns a server for hooks and conversions that presents
 // certificates from certs and records metrics on reg. It does no I/O;
-// Start binds the port.
-func New(opts Options, certs ports.CertSource, hooks []Hook, reg prometheus.Registerer, logger *zap.Logger, conversions ...Conversion) (*Server, error) {
+// Start starts certs and binds the port.
+func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer, logger *zap.Logger, conversions ...Conversion) (*Server, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("webhook server options: %w", err)
@@ -88,15 +95,15 @@ func New(opts Options, certs ports.CertSource, hooks []Hook, reg prometheus.Regi
 	return s, nil
 }
 
-// Start binds the port (a bind error is returned) and serves in the
-// background. It fails when the certificate source has no certificate.
+// Start starts the certificate source (its error is returned), binds the
+// port (so is a bind error) and serves in the background.
 func (s *Server) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.srv != nil {
 		return errors.New("webhook server already started")
 	}
-	if _, err := s.certs.GetCertificate(&tls.ClientHelloInfo{}); err != nil {
+	if err := s.certs.Start(ctx); err != nil {
 		return fmt.Errorf("webhook certificate: %w", err)
 	}
 	port := s.opts.Port
@@ -106,7 +113,7 @@ func (s *Server) Start(ctx context.Context) error {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(s.opts.Host, strconv.Itoa(port)))
 	if err != nil {
-		return fmt.Errorf("webhook server: %w", err)
+		return errors.Join(fmt.Errorf("webhook server: %w", err), s.certs.Stop(ctx))
 	}
 	ln = &shareListener{Listener: ln, budget: s.budget, refused: s.metrics.rejectedConns}
 	protocols := new(http.Protocols)
@@ -147,8 +154,8 @@ func (s *Server) Start(ctx context.Context) error {
 // Stop first goes on serving for Options.ShutdownDelay (bounded by ctx),
 // closing each connection after its response, then stops accepting
 // connections and waits, within ctx, for requests in flight to finish; when
-// ctx ends first it closes the remaining connections. Stopping a server
-// that never started is a no-op.
+// ctx ends first it closes the remaining connections. Then it stops the
+// certificate source. Stopping a server that never started is a no-op.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	srv, served := s.srv, s.served
@@ -189,7 +196,7 @@ wait:
 	}
 	<-served
 	s.log.Info("webhook server stopped")
-	return err
+	return errors.Join(err, s.certs.Stop(ctx))
 }
 
 // trackConn keeps the server's connections and their states, so that a

@@ -33,7 +33,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-func serial(t testing.TB, p webhook.TestPair) *big.Int {
+func serial(t testing.TB, p testPair) *big.Int {
 	t.Helper()
 	block, _ := pem.Decode(p.CertPEM)
 	require.NotNil(t, block)
@@ -95,8 +95,8 @@ func TestTLSVersionsAndProtocols(t *testing.T) {
 func TestExternalCertificateReload(t *testing.T) {
 	t.Parallel()
 	f := startFixture(t, podHooks(), nil)
-	first, _ := os.ReadFile(filepath.Join(f.dir, webhook.CertFileName))
-	firstSerial := serial(t, webhook.TestPair{CertPEM: first})
+	first, _ := os.ReadFile(filepath.Join(f.dir, "tls.crt"))
+	firstSerial := serial(t, testPair{CertPEM: first})
 
 	// A request load runs during every reload; none may fail.
 	ctx, stop := context.WithCancel(context.Background())
@@ -200,19 +200,19 @@ func writeAtomically(t *testing.T, path string, data []byte) {
 func TestBadCertificateFilesKeepTheCurrentOne(t *testing.T) {
 	t.Parallel()
 	f := startFixture(t, podHooks(), nil)
-	good, _ := os.ReadFile(filepath.Join(f.dir, webhook.CertFileName))
-	goodSerial := serial(t, webhook.TestPair{CertPEM: good})
+	good, _ := os.ReadFile(filepath.Join(f.dir, "tls.crt"))
+	goodSerial := serial(t, testPair{CertPEM: good})
 	next := issue(t, f.ca, time.Hour)
 
 	// The key of one pair with the certificate of another, then a missing
 	// key: the server keeps presenting the pair it had.
 	// Files are replaced whole, as a Secret volume does: a poll must not
 	// catch one half written.
-	writeAtomically(t, filepath.Join(f.dir, webhook.CertFileName), next.CertPEM)
+	writeAtomically(t, filepath.Join(f.dir, "tls.crt"), next.CertPEM)
 	require.Eventually(t, func() bool {
 		return len(f.logs.FilterMessage("webhook certificate reload failed, serving the previous one").All()) == 1
 	}, 10*time.Second, 10*time.Millisecond)
-	require.NoError(t, os.Remove(filepath.Join(f.dir, webhook.KeyFileName)))
+	require.NoError(t, os.Remove(filepath.Join(f.dir, "tls.key")))
 	require.Eventually(t, func() bool {
 		return len(f.logs.FilterMessage("webhook certificate reload failed, serving the previous one").All()) == 2
 	}, 10*time.Second, 10*time.Millisecond)
@@ -222,7 +222,7 @@ func TestBadCertificateFilesKeepTheCurrentOne(t *testing.T) {
 	_ = conn.Close()
 
 	// Once the pair is whole again it is served.
-	writeAtomically(t, filepath.Join(f.dir, webhook.KeyFileName), next.KeyPEM)
+	writeAtomically(t, filepath.Join(f.dir, "tls.key"), next.KeyPEM)
 	require.Eventually(t, func() bool {
 		conn, err := dialTLS(f, &tls.Config{MinVersion: tls.VersionTLS12})
 		if err != nil {
@@ -236,7 +236,7 @@ func TestBadCertificateFilesKeepTheCurrentOne(t *testing.T) {
 
 func TestStartFailsClearlyWithoutCertificate(t *testing.T) {
 	t.Parallel()
-	ca, err := webhook.NewTestCA()
+	ca, err := newTestCA()
 	require.NoError(t, err)
 	a, b := issue(t, ca, time.Hour), issue(t, ca, time.Hour)
 	tests := []struct {
@@ -246,7 +246,7 @@ func TestStartFailsClearlyWithoutCertificate(t *testing.T) {
 	}{
 		{name: "no files", wantErr: "webhook certificate: open DIR/tls.crt: no such file or directory"},
 		{name: "no key", files: map[string][]byte{"tls.crt": a.CertPEM}, wantErr: "webhook certificate: open DIR/tls.key: no such file or directory"},
-		{name: "mismatched pair", files: map[string][]byte{"tls.crt": a.CertPEM, "tls.key": b.KeyPEM}, wantErr: "private key does not match public key"},
+		{name: "mismatched pair", files: map[string][]byte{"tls.crt": a.CertPEM, "tls.key": b.KeyPEM}, wantErr: "webhook certificate: DIR/tls.crt and DIR/tls.key: tls: private key does not match public key"},
 		{name: "garbage", files: map[string][]byte{"tls.crt": []byte("nope"), "tls.key": []byte("nope")}, wantErr: "webhook certificate: DIR/tls.crt and DIR/tls.key"},
 	}
 	for _, tt := range tests {
@@ -256,19 +256,13 @@ func TestStartFailsClearlyWithoutCertificate(t *testing.T) {
 			for name, data := range tt.files {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o600))
 			}
-			src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: dir}, time.Second, zap.NewNop())
-			require.NoError(t, err)
-			err = src.Start(context.Background())
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), strings.ReplaceAll(tt.wantErr, "DIR", dir))
-			require.NoError(t, src.Stop(context.Background()))
-
-			// The server refuses to start on a source without a pair.
-			srv, err := webhook.New(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}, src, podHooks(), prometheus.NewRegistry(), zap.NewNop())
+			// The server refuses to start on files without a good pair.
+			srv, err := webhook.New(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}, fileSource(t, dir, time.Second, zap.NewNop()), podHooks(), prometheus.NewRegistry(), zap.NewNop())
 			require.NoError(t, err)
 			err = srv.Start(context.Background())
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), "webhook certificate: no certificate loaded from "+dir)
+			assert.Contains(t, err.Error(), strings.ReplaceAll(tt.wantErr, "DIR", dir))
+			assert.Nil(t, srv.Addr(), "nothing listens")
 			require.NoError(t, srv.Stop(context.Background()))
 		})
 	}
@@ -276,21 +270,17 @@ func TestStartFailsClearlyWithoutCertificate(t *testing.T) {
 
 func TestReadiness(t *testing.T) {
 	t.Parallel()
-	ca, err := webhook.NewTestCA()
+	ca, err := newTestCA()
 	require.NoError(t, err)
 	dir := t.TempDir()
 	writePair(t, dir, issue(t, ca, time.Hour))
-	src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: dir}, 10*time.Millisecond, zap.NewNop())
-	require.NoError(t, err)
-	srv, err := webhook.New(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}, src, podHooks(), prometheus.NewRegistry(), zap.NewNop())
+	srv, err := webhook.New(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}, fileSource(t, dir, 10*time.Millisecond, zap.NewNop()), podHooks(), prometheus.NewRegistry(), zap.NewNop())
 	require.NoError(t, err)
 	check := srv.ReadinessCheck()
 	assert.Equal(t, "webhook", check.Name())
 	ctx := context.Background()
 
 	require.ErrorContains(t, check.Check(ctx), "not started")
-	require.NoError(t, src.Start(ctx))
-	defer func() { require.NoError(t, src.Stop(ctx)) }()
 	require.NoError(t, srv.Start(ctx))
 	require.NoError(t, check.Check(ctx))
 
@@ -371,11 +361,7 @@ func TestStartErrors(t *testing.T) {
 	f := startFixture(t, podHooks(), nil)
 	require.ErrorContains(t, f.server.Start(context.Background()), "already started")
 
-	src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: f.dir}, time.Second, zap.NewNop())
-	require.NoError(t, err)
-	require.NoError(t, src.Start(context.Background()))
-	defer func() { require.NoError(t, src.Stop(context.Background())) }()
-	other, err := webhook.New(webhook.Options{Host: "127.0.0.1", Port: f.server.Addr().Port}, src, podHooks(), prometheus.NewRegistry(), zap.NewNop())
+	other, err := webhook.New(webhook.Options{Host: "127.0.0.1", Port: f.server.Addr().Port}, fileSource(t, f.dir, time.Second, zap.NewNop()), podHooks(), prometheus.NewRegistry(), zap.NewNop())
 	require.NoError(t, err)
 	err = other.Start(context.Background())
 	require.ErrorContains(t, err, "address already in use")
@@ -383,8 +369,7 @@ func TestStartErrors(t *testing.T) {
 
 func TestNewRejectsBadConfiguration(t *testing.T) {
 	t.Parallel()
-	src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: t.TempDir()}, time.Second, zap.NewNop())
-	require.NoError(t, err)
+	src := fileSource(t, t.TempDir(), time.Second, zap.NewNop())
 	hook := podHooks()[0]
 	tests := []struct {
 		name    string
@@ -393,8 +378,6 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		wantErr string
 	}{
 		{name: "port", opts: webhook.Options{Port: 70000}, hooks: podHooks(), wantErr: "port 70000 out of range"},
-		{name: "mode", opts: webhook.Options{CertMode: "magic"}, hooks: podHooks(), wantErr: `certificate mode "magic"`},
-		{name: "self without namespace", opts: webhook.Options{CertMode: webhook.CertModeSelf}, hooks: podHooks(), wantErr: "operator's namespace"},
 		{name: "duplicate path", hooks: []webhook.Hook{hook, hook}, wantErr: "path served twice"},
 		{name: "relative path", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.Path = "mutate" })}, wantErr: "must start with /"},
 		{name: "no admitter", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.Admitter = nil })}, wantErr: "no admitter"},
@@ -421,8 +404,6 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		t.Parallel()
 		_, err := webhook.New(webhook.Options{}, nil, podHooks(), prometheus.NewRegistry(), zap.NewNop())
 		require.Error(t, err)
-		_, err = webhook.NewFileCertSource(webhook.CertFiles{}, time.Second, zap.NewNop())
-		require.Error(t, err)
 	})
 }
 
@@ -431,7 +412,7 @@ func withHook(h webhook.Hook, edit func(*webhook.Hook)) webhook.Hook {
 	return h
 }
 
-func expiredPair(t testing.TB, ca *webhook.TestCA) webhook.TestPair {
+func expiredPair(t testing.TB, ca *testCA) testPair {
 	t.Helper()
 	p, err := ca.IssueAt(time.Now().Add(-2*time.Hour), time.Hour, "127.0.0.1")
 	require.NoError(t, err)
@@ -506,28 +487,4 @@ func TestSlowClientsCannotExhaustTheServer(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// --webhook-cert-name and --webhook-cert-key name other files in the folder.
-func TestFileCertSourceOtherFileNames(t *testing.T) {
-	t.Parallel()
-	ca, err := webhook.NewTestCA()
-	require.NoError(t, err)
-	pair := issue(t, ca, time.Hour)
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "webhook.crt"), pair.CertPEM, 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "webhook.key"), pair.KeyPEM, 0o600))
-	ctx := context.Background()
-
-	defaults, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: dir}, time.Second, zap.NewNop())
-	require.NoError(t, err)
-	require.ErrorContains(t, defaults.Start(ctx), "tls.crt")
-
-	src, err := webhook.NewFileCertSource(webhook.CertFiles{Dir: dir, CertName: "webhook.crt", KeyName: "webhook.key"}, time.Second, zap.NewNop())
-	require.NoError(t, err)
-	require.NoError(t, src.Start(ctx))
-	defer func() { require.NoError(t, src.Stop(ctx)) }()
-	got, err := src.GetCertificate(&tls.ClientHelloInfo{})
-	require.NoError(t, err)
-	assert.Equal(t, pair.CertPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: got.Certificate[0]}))
 }

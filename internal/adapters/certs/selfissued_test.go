@@ -1,9 +1,10 @@
-package webhook_test
+package certs_test
 
 import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"strconv"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -25,7 +27,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/app"
 )
 
 const operatorNS = "hexagonal-operator-system"
@@ -95,8 +99,20 @@ func newFakeClientset(objs ...runtime.Object) *fake.Clientset {
 	return cs
 }
 
-func selfOptions() webhook.SelfCertOptions {
-	return webhook.SelfCertOptions{
+// podHooks are the rows app.PodWebhooks registers.
+func podHooks() []webhook.Hook {
+	var table struct {
+		fx.In
+		Hooks []webhook.Hook `group:"webhooks"`
+	}
+	if err := fx.New(app.PodWebhooks, fx.NopLogger, fx.Populate(&table)).Err(); err != nil {
+		panic(err)
+	}
+	return table.Hooks
+}
+
+func selfOptions() certs.SelfOptions {
+	return certs.SelfOptions{
 		Namespace:    operatorNS,
 		ExtraHosts:   []string{"127.0.0.1"},
 		CAValidity:   30 * time.Hour,
@@ -111,21 +127,21 @@ func selfOptions() webhook.SelfCertOptions {
 func createWebhookConfigs(t testing.TB, cs kubernetes.Interface) {
 	t.Helper()
 	ctx := context.Background()
-	svc := webhook.ServiceRef{Namespace: operatorNS, Name: webhook.DefaultServiceName}
+	svc := webhook.ServiceRef{Namespace: operatorNS, Name: certs.DefaultServiceName}
 	_, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx,
-		webhook.MutatingWebhookConfiguration(webhook.DefaultMutatingWebhookConfiguration, svc, podHooks()), metav1.CreateOptions{})
+		webhook.MutatingWebhookConfiguration(certs.DefaultMutatingWebhookConfiguration, svc, podHooks()), metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx,
-		webhook.ValidatingWebhookConfiguration(webhook.DefaultValidatingWebhookConfiguration, svc, podHooks()), metav1.CreateOptions{})
+		webhook.ValidatingWebhookConfiguration(certs.DefaultValidatingWebhookConfiguration, svc, podHooks()), metav1.CreateOptions{})
 	require.NoError(t, err)
 }
 
 // bundles returns the caBundle of every webhook in both configurations
 // (the default names unless opts names others).
-func bundles(t testing.TB, cs kubernetes.Interface, opts ...webhook.SelfCertOptions) [][]byte {
+func bundles(t testing.TB, cs kubernetes.Interface, opts ...certs.SelfOptions) [][]byte {
 	t.Helper()
 	ctx := context.Background()
-	mName, vName := webhook.DefaultMutatingWebhookConfiguration, webhook.DefaultValidatingWebhookConfiguration
+	mName, vName := certs.DefaultMutatingWebhookConfiguration, certs.DefaultValidatingWebhookConfiguration
 	if len(opts) > 0 {
 		mName, vName = opts[0].MutatingWebhookConfiguration, opts[0].ValidatingWebhookConfiguration
 	}
@@ -143,9 +159,9 @@ func bundles(t testing.TB, cs kubernetes.Interface, opts ...webhook.SelfCertOpti
 	return out
 }
 
-func startSelf(t testing.TB, cs kubernetes.Interface, opts webhook.SelfCertOptions, c *clock) *webhook.SelfCertSource {
+func startSelf(t testing.TB, cs kubernetes.Interface, opts certs.SelfOptions, c *clock) *certs.SelfIssued {
 	t.Helper()
-	src, err := webhook.NewSelfCertSource(opts, cs, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
+	src, err := certs.NewSelfIssued(opts, cs, zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)))
 	require.NoError(t, err)
 	if c != nil {
 		src.SetClock(c.Now)
@@ -155,7 +171,7 @@ func startSelf(t testing.TB, cs kubernetes.Interface, opts webhook.SelfCertOptio
 	return src
 }
 
-func leaf(t testing.TB, src *webhook.SelfCertSource) *x509.Certificate {
+func leaf(t testing.TB, src *certs.SelfIssued) *x509.Certificate {
 	t.Helper()
 	c, err := src.GetCertificate(&tls.ClientHelloInfo{})
 	require.NoError(t, err)
@@ -179,7 +195,7 @@ func TestSelfIssuedCertificates(t *testing.T) {
 	c := &clock{now: time.Now()}
 	src := startSelf(t, cs, selfOptions(), c)
 
-	sec, err := cs.CoreV1().Secrets(operatorNS).Get(context.Background(), webhook.DefaultSecretName, metav1.GetOptions{})
+	sec, err := cs.CoreV1().Secrets(operatorNS).Get(context.Background(), certs.DefaultSecretName, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, corev1.SecretTypeTLS, sec.Type)
 	for _, k := range []string{"tls.crt", "tls.key", "ca.crt", "ca.key"} {
@@ -210,7 +226,7 @@ func TestSelfIssuedCertificates(t *testing.T) {
 
 	t.Run("a wiped CA bundle is written again", func(t *testing.T) {
 		ctx := context.Background()
-		m, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, webhook.DefaultMutatingWebhookConfiguration, metav1.GetOptions{})
+		m, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, certs.DefaultMutatingWebhookConfiguration, metav1.GetOptions{})
 		require.NoError(t, err)
 		m.Webhooks[0].ClientConfig.CABundle = nil
 		_, err = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, m, metav1.UpdateOptions{})
@@ -296,8 +312,8 @@ func parseBundle(t testing.TB, bundle []byte) []*x509.Certificate {
 	t.Helper()
 	var out []*x509.Certificate
 	for rest := bundle; len(rest) > 0; {
-		var block *pemBlock
-		block, rest = decodePEM(rest)
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
 		if block == nil {
 			break
 		}
@@ -313,13 +329,13 @@ func TestSelfIssuedRepairsAndWaits(t *testing.T) {
 	t.Run("garbage in the secret is replaced", func(t *testing.T) {
 		t.Parallel()
 		cs := newFakeClientset(&corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: webhook.DefaultSecretName},
+			ObjectMeta: metav1.ObjectMeta{Namespace: operatorNS, Name: certs.DefaultSecretName},
 			Type:       corev1.SecretTypeTLS,
 			Data:       map[string][]byte{"tls.crt": []byte("x"), "tls.key": []byte("y")},
 		})
 		createWebhookConfigs(t, cs)
 		src := startSelf(t, cs, selfOptions(), nil)
-		sec, err := cs.CoreV1().Secrets(operatorNS).Get(context.Background(), webhook.DefaultSecretName, metav1.GetOptions{})
+		sec, err := cs.CoreV1().Secrets(operatorNS).Get(context.Background(), certs.DefaultSecretName, metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, src.CABundle(), sec.Data["ca.crt"])
 		require.NoError(t, verifies(t, src.CABundle(), leaf(t, src), "127.0.0.1", time.Now()))
@@ -367,7 +383,7 @@ func TestStaleReplicaDoesNotUndoACARotation(t *testing.T) {
 	// writes into the target below.
 	require.NoError(t, src.Stop(context.Background()))
 
-	target := webhook.MutatingWebhookConfigurationTarget(cs, webhook.DefaultMutatingWebhookConfiguration)
+	target := certs.MutatingWebhookConfigurationTarget(cs, certs.DefaultMutatingWebhookConfiguration)
 	err := target.InjectCABundle(context.Background(), oldBundle)
 	require.ErrorContains(t, err, "newer CA")
 	for _, b := range bundles(t, cs) {
@@ -375,16 +391,16 @@ func TestStaleReplicaDoesNotUndoACARotation(t *testing.T) {
 	}
 	// A bundle that is not ours (the test harness's CA, a placeholder) is
 	// simply replaced.
-	foreign, err := webhook.NewTestCA()
+	foreign, err := certs.NewTestCA()
 	require.NoError(t, err)
 	ctx := context.Background()
-	m, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, webhook.DefaultMutatingWebhookConfiguration, metav1.GetOptions{})
+	m, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, certs.DefaultMutatingWebhookConfiguration, metav1.GetOptions{})
 	require.NoError(t, err)
 	m.Webhooks[0].ClientConfig.CABundle = foreign.CertPEM
 	_, err = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Update(ctx, m, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	require.NoError(t, target.InjectCABundle(ctx, oldBundle))
-	m, err = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, webhook.DefaultMutatingWebhookConfiguration, metav1.GetOptions{})
+	m, err = cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, certs.DefaultMutatingWebhookConfiguration, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, oldBundle, m.Webhooks[0].ClientConfig.CABundle)
 }

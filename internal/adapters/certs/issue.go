@@ -1,10 +1,11 @@
-package webhook
+package certs
 
 import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"os"
 	"time"
 )
 
@@ -67,6 +69,32 @@ func (ca *keyPair) issueServing(hosts []string, validity time.Duration, now time
 		tmpl.NotAfter = ca.cert.NotAfter
 	}
 	return issue(tmpl, ca)
+}
+
+// selfSigned makes a serving certificate that lives only in memory, as
+// controller-runtime's metrics server does when it is given none: the
+// connection is encrypted, and callers (Prometheus with
+// insecure_skip_verify) authenticate themselves with a token rather than
+// the server with a chain.
+func selfSigned(now time.Time) (*tls.Certificate, error) {
+	dns := []string{"localhost"}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		dns = append(dns, h)
+	}
+	kp, err := issue(&x509.Certificate{
+		Subject:               pkix.Name{CommonName: "hexagonal-operator-metrics"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.AddDate(1, 0, 0),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		DNSNames:              dns,
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Certificate{Certificate: [][]byte{kp.cert.Raw}, PrivateKey: kp.key, Leaf: kp.cert}, nil
 }
 
 // issue creates a key and signs tmpl with parent (self-signed when nil).

@@ -1,4 +1,4 @@
-package webhook
+package certs
 
 import (
 	"context"
@@ -6,29 +6,12 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 )
-
-// watchedTarget is a CABundleTarget whose object can be watched, so that a
-// bundle wiped by someone else (a re-applied manifest) is written again at
-// once instead of on the next refresh.
-type watchedTarget interface {
-	CABundleTarget
-	// watch watches the target's object alone (a metadata.name field
-	// selector, which RBAC needs to allow it by resourceName). Without a
-	// resourceVersion the API server opens it with the object's current
-	// state, so nothing that happened before it is missed.
-	watch(ctx context.Context) (watch.Interface, error)
-	// get reads the object, for checking it by polling when it cannot be
-	// watched.
-	get(ctx context.Context) (runtime.Object, error)
-	// holds reports whether obj carries bundle everywhere the target
-	// writes it. Another object, or one with nowhere to write, holds
-	// anything: there is nothing to restore.
-	holds(obj runtime.Object, bundle []byte) bool
-}
 
 // Timing of the target watches.
 const (
@@ -52,19 +35,18 @@ const (
 	restoreBurst = 10
 )
 
-func watchOptionsTimeout() *int64 {
-	s := int64(watchTimeout.Seconds() * (1 + rand.Float64()))
-	return &s
-}
-
 // watchTarget keeps a watch on t until ctx ends, and polls t while it
 // cannot watch.
-func (s *SelfCertSource) watchTarget(ctx context.Context, t watchedTarget) {
+func (s *SelfIssued) watchTarget(ctx context.Context, t *target) {
 	log := s.log.With(zap.String("target", t.String()))
 	var differs, failing bool
 	retry := watchRetryFirst
 	for ctx.Err() == nil {
-		w, err := t.watch(ctx)
+		// The object alone, by name, which RBAC needs to allow it by
+		// resourceName. Without a resourceVersion the API server opens the
+		// watch with the object's current state: nothing before it is missed.
+		timeout := int64(watchTimeout.Seconds() * (1 + rand.Float64()))
+		w, err := t.watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", t.name).String(), TimeoutSeconds: &timeout})
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -98,7 +80,7 @@ func (s *SelfCertSource) watchTarget(ctx context.Context, t watchedTarget) {
 }
 
 // follow handles w's events until it ends.
-func (s *SelfCertSource) follow(ctx context.Context, t watchedTarget, w watch.Interface, differs *bool) {
+func (s *SelfIssued) follow(ctx context.Context, t *target, w watch.Interface, differs *bool) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -121,10 +103,10 @@ func (s *SelfCertSource) follow(ctx context.Context, t watchedTarget, w watch.In
 
 // pollTarget reads t about every pollInterval for d. Read errors are left
 // to the refresh, which reports them.
-func (s *SelfCertSource) pollTarget(ctx context.Context, t watchedTarget, differs *bool, d time.Duration) {
+func (s *SelfIssued) pollTarget(ctx context.Context, t *target, differs *bool, d time.Duration) {
 	end := time.Now().Add(d)
 	for {
-		if obj, err := t.get(ctx); err == nil {
+		if obj, err := t.get(ctx); err == nil { // errors are the refresh's to report
 			s.observe(t, obj, differs)
 		}
 		next := wait.Jitter(pollInterval, 0.33)
@@ -146,7 +128,7 @@ func (s *SelfCertSource) pollTarget(ctx context.Context, t watchedTarget, differ
 // refresh re-reads the Secret too, so a change that is another replica's
 // rotation rather than a wipe makes this replica catch up instead of
 // writing an older bundle back.
-func (s *SelfCertSource) observe(t watchedTarget, obj runtime.Object, differs *bool) {
+func (s *SelfIssued) observe(t *target, obj runtime.Object, differs *bool) {
 	bundle := s.CABundle()
 	if bundle == nil || t.holds(obj, bundle) {
 		*differs = false

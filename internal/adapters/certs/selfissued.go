@@ -1,7 +1,8 @@
-package webhook
+package certs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -20,8 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/flowcontrol"
-
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // Keys of the Secret that self mode keeps. tls.crt/tls.key make it a valid
@@ -39,11 +38,79 @@ const (
 	SecretKeyNextCAKey  = "next-ca.key"
 )
 
+// SelfOptions configure self-issued certificates (--webhook-cert-mode=self).
+type SelfOptions struct {
+	// Namespace is the operator's namespace: the Secret lives there and
+	// the Service is named in it. Required.
+	Namespace string
+	// SecretName is the Secret shared by all replicas.
+	SecretName string
+	// ServiceName is the Service the API server calls; the certificate
+	// carries its DNS names.
+	ServiceName string
+	// ExtraHosts are more names (DNS or IP) for the certificate, for
+	// example 127.0.0.1 when the API server calls a URL in tests.
+	ExtraHosts []string
+	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration get
+	// the CA bundle.
+	MutatingWebhookConfiguration   string
+	ValidatingWebhookConfiguration string
+	// CAValidity and CertValidity are the lifetimes of new certificates.
+	CAValidity   time.Duration
+	CertValidity time.Duration
+	// RefreshInterval is how often the Secret is re-read (to pick up a
+	// rotation by another replica, or rotate) and the CA bundle re-checked.
+	RefreshInterval time.Duration
+}
+
+// Defaults of SelfOptions (the names config/default deploys).
+const (
+	DefaultSecretName                     = "hexagonal-operator-webhook-cert"
+	DefaultServiceName                    = "hexagonal-operator-webhook-service"
+	DefaultMutatingWebhookConfiguration   = "hexagonal-operator-mutating-webhook-configuration"
+	DefaultValidatingWebhookConfiguration = "hexagonal-operator-validating-webhook-configuration"
+	DefaultCAValidity                     = 5 * 365 * 24 * time.Hour
+	DefaultCertValidity                   = 90 * 24 * time.Hour
+	DefaultRefreshInterval                = time.Minute
+)
+
+func (o SelfOptions) withDefaults() SelfOptions {
+	o.SecretName = cmp.Or(o.SecretName, DefaultSecretName)
+	o.ServiceName = cmp.Or(o.ServiceName, DefaultServiceName)
+	o.MutatingWebhookConfiguration = cmp.Or(o.MutatingWebhookConfiguration, DefaultMutatingWebhookConfiguration)
+	o.ValidatingWebhookConfiguration = cmp.Or(o.ValidatingWebhookConfiguration, DefaultValidatingWebhookConfiguration)
+	o.CAValidity = cmp.Or(o.CAValidity, DefaultCAValidity)
+	o.CertValidity = cmp.Or(o.CertValidity, DefaultCertValidity)
+	o.RefreshInterval = cmp.Or(o.RefreshInterval, DefaultRefreshInterval)
+	return o
+}
+
+func (o SelfOptions) validate() error {
+	var errs []error
+	if strings.TrimSpace(o.Namespace) == "" {
+		errs = append(errs, errors.New("self-issued certificates need the operator's namespace"))
+	}
+	if o.CertValidity <= 0 || o.CAValidity <= 0 || o.RefreshInterval <= 0 {
+		errs = append(errs, errors.New("certificate validities and refresh interval must be positive"))
+	}
+	if o.CertValidity > o.CAValidity {
+		errs = append(errs, fmt.Errorf("certificate validity %s exceeds the CA's %s", o.CertValidity, o.CAValidity))
+	}
+	return errors.Join(errs...)
+}
+
+// hosts are the names the serving certificate must carry: the Service's
+// DNS names and the extra hosts.
+func (o SelfOptions) hosts() []string {
+	svc, ns := o.ServiceName, o.Namespace
+	return append([]string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc.cluster.local"}, o.ExtraHosts...)
+}
+
 // conflictAttempts bounds retries after losing an optimistic-concurrency
 // race; each retry starts from a fresh read, so a few always suffice.
 const conflictAttempts = 5
 
-// SelfCertSource issues and rotates the webhook's own CA and serving
+// SelfIssued issues and rotates the webhook's own CA and serving
 // certificate, without cert-manager.
 //
 // # Sharing between replicas
@@ -59,12 +126,13 @@ const conflictAttempts = 5
 //
 // A serving certificate is renewed once two thirds of its lifetime has
 // passed; the CA does not change, so nothing else has to. A CA is replaced
-// in two steps: at two thirds of its life the next CA joins the bundle, and
-// a sixth of a CA lifetime later it starts signing. By then every replica
-// has written the bundle and the API server trusts both; the old CA stays
-// in the bundle until it expires, so a replica still serving a certificate
-// it signed (replicas re-read the Secret every RefreshInterval) keeps
-// working.
+// in two steps, so that no replica ever serves a certificate the API server
+// does not trust yet: at two thirds of its life the next CA joins the
+// bundle, and a sixth of a CA lifetime later it starts signing. By then
+// every replica has written the bundle and the API server trusts both; the
+// old CA stays in the bundle until it expires, so a replica still serving a
+// certificate it signed (replicas re-read the Secret every RefreshInterval)
+// keeps working.
 //
 // # CA bundle
 //
@@ -76,8 +144,8 @@ const conflictAttempts = 5
 // restored, or this replica catches up with the rotation. A target that
 // cannot be watched (RBAC without the watch verb) is read about every
 // second instead.
-type SelfCertSource struct {
-	opts    SelfCertOptions
+type SelfIssued struct {
+	opts    SelfOptions
 	client  kubernetes.Interface
 	log     *zap.Logger
 	targets []CABundleTarget
@@ -101,12 +169,10 @@ type SelfCertSource struct {
 	done   chan struct{}
 }
 
-var _ ports.CertSource = (*SelfCertSource)(nil)
-
-// NewSelfCertSource returns a source keeping its material through client.
+// NewSelfIssued returns a source keeping its material through client.
 // The webhook configurations named in opts are CA bundle targets; extra
 // targets (the CRD's conversion webhook, later) are added to them.
-func NewSelfCertSource(opts SelfCertOptions, client kubernetes.Interface, logger *zap.Logger, extra ...CABundleTarget) (*SelfCertSource, error) {
+func NewSelfIssued(opts SelfOptions, client kubernetes.Interface, logger *zap.Logger, extra ...CABundleTarget) (*SelfIssued, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("self-issued webhook certificate: %w", err)
@@ -124,14 +190,14 @@ func NewSelfCertSource(opts SelfCertOptions, client kubernetes.Interface, logger
 		}
 		targets = append(targets, t)
 	}
-	return &SelfCertSource{opts: opts, client: client, log: logger, targets: targets, now: time.Now, kick: make(chan struct{}, 1)}, nil
+	return &SelfIssued{opts: opts, client: client, log: logger, targets: targets, now: time.Now, kick: make(chan struct{}, 1)}, nil
 }
 
 // Start makes sure the Secret holds valid material, loads it and writes the
 // CA bundle, then refreshes and watches the targets in the background. It
 // fails only when no certificate can be had; a target that cannot be
 // written yet is logged and retried on every refresh.
-func (s *SelfCertSource) Start(ctx context.Context) error {
+func (s *SelfIssued) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done != nil {
@@ -146,7 +212,7 @@ func (s *SelfCertSource) Start(ctx context.Context) error {
 		defer close(done)
 		var wg sync.WaitGroup
 		for _, t := range s.targets {
-			if wt, ok := t.(watchedTarget); ok {
+			if wt, ok := t.(*target); ok {
 				wg.Go(func() { s.watchTarget(loop, wt) })
 			}
 		}
@@ -157,24 +223,15 @@ func (s *SelfCertSource) Start(ctx context.Context) error {
 }
 
 // Stop ends the background refresh and watches.
-func (s *SelfCertSource) Stop(ctx context.Context) error {
+func (s *SelfIssued) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	cancel, done := s.cancel, s.done
 	s.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("stop self-issued webhook certificate: %w", ctx.Err())
-	}
+	return stop(ctx, cancel, done)
 }
 
 // GetCertificate returns the current serving certificate.
-func (s *SelfCertSource) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+func (s *SelfIssued) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	if c := s.cert.Load(); c != nil {
 		return c, nil
 	}
@@ -183,18 +240,14 @@ func (s *SelfCertSource) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate,
 
 // CABundle is the PEM bundle that verifies the served certificate (nil
 // before Start).
-func (s *SelfCertSource) CABundle() []byte {
+func (s *SelfIssued) CABundle() []byte {
 	if b := s.bundle.Load(); b != nil {
 		return *b
 	}
 	return nil
 }
 
-// signingCA is the CA that signs the serving certificate (nil before
-// Start), for the expiry metric.
-func (s *SelfCertSource) signingCA() *x509.Certificate { return s.ca.Load() }
-
-func (s *SelfCertSource) run(ctx context.Context) {
+func (s *SelfIssued) run(ctx context.Context) {
 	t := time.NewTicker(s.opts.RefreshInterval)
 	defer t.Stop()
 	limit := flowcontrol.NewTokenBucketRateLimiter(restoreQPS, restoreBurst)
@@ -216,7 +269,7 @@ func (s *SelfCertSource) run(ctx context.Context) {
 
 // refresh is one level-based pass: material in the Secret, certificate in
 // memory, bundle in the targets.
-func (s *SelfCertSource) refresh(ctx context.Context) error {
+func (s *SelfIssued) refresh(ctx context.Context) error {
 	s.refreshing.Lock()
 	defer s.refreshing.Unlock()
 	m, err := s.ensureSecret(ctx)
@@ -245,7 +298,7 @@ func (s *SelfCertSource) refresh(ctx context.Context) error {
 		}
 		switch {
 		case err == nil:
-		case errors.Is(err, ports.ErrNotFound):
+		case apierrors.IsNotFound(err):
 			s.log.Info("CA bundle target not found, retrying on the next refresh", zap.String("target", t.String()))
 		case errors.Is(err, errStaleBundle):
 			s.log.Info("CA bundle target trusts a newer CA than this replica's secret; re-reading on the next refresh", zap.String("target", t.String()))
@@ -321,20 +374,10 @@ func matchKey(kp *keyPair) error {
 	return err
 }
 
-// hosts are the names the serving certificate must carry.
-func (s *SelfCertSource) hosts() []string {
-	return append(s.opts.DNSNames(), s.opts.ExtraHosts...)
-}
-
 // plan returns the material the Secret should hold instead of m, and why,
-// or nil when m is fine. m nil means there is nothing usable.
-//
-// A CA is replaced in two steps so that no replica ever serves a
-// certificate the API server does not trust yet: once two thirds of the
-// CA's life has passed a next CA joins the bundle (and so, within a
-// refresh, every webhook configuration), and only a sixth of a CA lifetime
-// later does it start signing serving certificates.
-func (s *SelfCertSource) plan(m *material, now time.Time) (*material, string, error) {
+// or nil when m is fine. m nil means there is nothing usable. The steps of
+// a rotation are SelfIssued's (see Rotation there).
+func (s *SelfIssued) plan(m *material, now time.Time) (*material, string, error) {
 	caExpired := m != nil && !now.Before(m.ca.cert.NotAfter)
 	if caExpired && (m.pending == nil || !now.Before(m.pending.cert.NotAfter)) {
 		m = nil // nothing left to rotate from: start over
@@ -344,7 +387,7 @@ func (s *SelfCertSource) plan(m *material, now time.Time) (*material, string, er
 		if err != nil {
 			return nil, "", err
 		}
-		serving, err := ca.issueServing(s.hosts(), s.opts.CertValidity, now)
+		serving, err := ca.issueServing(s.opts.hosts(), s.opts.CertValidity, now)
 		if err != nil {
 			return nil, "", err
 		}
@@ -375,7 +418,7 @@ func (s *SelfCertSource) plan(m *material, now time.Time) (*material, string, er
 		reasons = append(reasons, "the next CA now signs")
 	}
 	if reason := s.servingProblem(next, now); reason != "" {
-		serving, err := next.ca.issueServing(unionHosts(s.hosts(), m.serving.cert), s.opts.CertValidity, now)
+		serving, err := next.ca.issueServing(unionHosts(s.opts.hosts(), m.serving.cert), s.opts.CertValidity, now)
 		if err != nil {
 			return nil, "", err
 		}
@@ -394,19 +437,19 @@ func (s *SelfCertSource) plan(m *material, now time.Time) (*material, string, er
 // promoteDue: the next CA has been trusted long enough for every replica
 // and the API server to know it, or the signing CA has expired (then
 // waiting helps no one).
-func (s *SelfCertSource) promoteDue(m *material, now time.Time) bool {
+func (s *SelfIssued) promoteDue(m *material, now time.Time) bool {
 	trustedFor := now.Sub(m.pending.cert.NotBefore) - backdate(s.opts.CAValidity)
 	return trustedFor >= s.opts.CAValidity/6 || !now.Before(m.ca.cert.NotAfter)
 }
 
-func (s *SelfCertSource) servingProblem(m *material, now time.Time) string {
+func (s *SelfIssued) servingProblem(m *material, now time.Time) string {
 	c := m.serving.cert
 	switch {
 	case c.CheckSignatureFrom(m.ca.cert) != nil:
 		return "not signed by the current CA"
 	case renewDue(c, now):
 		return "two thirds of its lifetime passed"
-	case !coversHosts(c, s.hosts()):
+	case !coversHosts(c, s.opts.hosts()):
 		return "host names changed"
 	}
 	return ""
@@ -464,7 +507,7 @@ func unionHosts(want []string, c *x509.Certificate) []string {
 
 // ensureSecret returns the material in the Secret after creating, repairing
 // or rotating it as needed, with optimistic concurrency.
-func (s *SelfCertSource) ensureSecret(ctx context.Context) (*material, error) {
+func (s *SelfIssued) ensureSecret(ctx context.Context) (*material, error) {
 	secrets := s.client.CoreV1().Secrets(s.opts.Namespace)
 	key := s.opts.Namespace + "/" + s.opts.SecretName
 	for range conflictAttempts {
@@ -514,7 +557,7 @@ func (s *SelfCertSource) ensureSecret(ctx context.Context) (*material, error) {
 	return nil, fmt.Errorf("secret %s: still conflicting after %d attempts", key, conflictAttempts)
 }
 
-func (s *SelfCertSource) newSecret(m *material) *corev1.Secret {
+func (s *SelfIssued) newSecret(m *material) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: s.opts.Namespace,

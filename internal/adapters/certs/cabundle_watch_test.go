@@ -1,4 +1,4 @@
-package webhook_test
+package certs_test
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
+	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/app"
 )
 
@@ -64,7 +64,7 @@ func crdBundle(t testing.TB, dyn *dynamicfake.FakeDynamicClient) []byte {
 func wipeMutating(t testing.TB, cs kubernetes.Interface) {
 	t.Helper()
 	ctx := context.Background()
-	m, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, webhook.DefaultMutatingWebhookConfiguration, metav1.GetOptions{})
+	m, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, certs.DefaultMutatingWebhookConfiguration, metav1.GetOptions{})
 	require.NoError(t, err)
 	for i := range m.Webhooks {
 		m.Webhooks[i].ClientConfig.CABundle = nil
@@ -85,10 +85,10 @@ func wipeCRD(t testing.TB, dyn *dynamicfake.FakeDynamicClient) {
 
 // startWatchingSelf starts a source whose refresh loop is an hour away, so
 // only its watches (or polls) can restore a bundle in a test's time.
-func startWatchingSelf(t *testing.T, cs *fake.Clientset, dyn *dynamicfake.FakeDynamicClient, log *zap.Logger) *webhook.SelfCertSource {
+func startWatchingSelf(t *testing.T, cs *fake.Clientset, dyn *dynamicfake.FakeDynamicClient, log *zap.Logger) *certs.SelfIssued {
 	t.Helper()
-	src, err := webhook.NewSelfCertSource(selfOptions(), cs, log,
-		webhook.CRDConversionTarget(dyn, app.ChaosPodCRDName))
+	src, err := certs.NewSelfIssued(selfOptions(), cs, log,
+		certs.CRDConversionTarget(dyn, app.ChaosPodCRDName))
 	require.NoError(t, err)
 	require.NoError(t, src.Start(context.Background()))
 	t.Cleanup(func() { require.NoError(t, src.Stop(context.Background())) })
@@ -120,8 +120,8 @@ func TestWipedCABundleIsRestoredThroughTheWatch(t *testing.T) {
 
 	t.Run("a webhook configuration created later gets the bundle at once", func(t *testing.T) {
 		ctx := context.Background()
-		require.NoError(t, cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, webhook.DefaultValidatingWebhookConfiguration, metav1.DeleteOptions{}))
-		require.NoError(t, cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, webhook.DefaultMutatingWebhookConfiguration, metav1.DeleteOptions{}))
+		require.NoError(t, cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, certs.DefaultValidatingWebhookConfiguration, metav1.DeleteOptions{}))
+		require.NoError(t, cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Delete(ctx, certs.DefaultMutatingWebhookConfiguration, metav1.DeleteOptions{}))
 		createWebhookConfigs(t, cs)
 		assert.Eventually(t, func() bool {
 			for _, b := range bundles(t, cs) {
@@ -165,7 +165,7 @@ func TestWipedCABundleIsRestoredWhenTheWatchIsForbidden(t *testing.T) {
 	cannot := logs.FilterMessage("cannot watch CA bundle target, polling it instead")
 	assert.Equal(t, 1, cannot.Len(), "logged once")
 	if cannot.Len() > 0 {
-		assert.Equal(t, "MutatingWebhookConfiguration/"+webhook.DefaultMutatingWebhookConfiguration, cannot.All()[0].ContextMap()["target"])
+		assert.Equal(t, "MutatingWebhookConfiguration/"+certs.DefaultMutatingWebhookConfiguration, cannot.All()[0].ContextMap()["target"])
 	}
 	assert.Eventually(t, func() bool { return refused.Load() >= 2 }, 3*time.Second, 10*time.Millisecond, "the watch is tried again")
 	require.NoError(t, src.Stop(context.Background()))
