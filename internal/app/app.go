@@ -22,7 +22,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/profiling"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
+	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // preflightTimeout bounds how long start-up waits for the API server before
@@ -95,19 +95,27 @@ func Options(cfg config.Config) fx.Option {
 				}
 			},
 		),
-		lifecycle.Module,
+		// Each part starts when fx has built it, so after what it is built
+		// from, and stops in the reverse order. Where no dependency orders
+		// two parts, the order of the modules' invokes below does: the
+		// preflight checks run before anything listens or watches; the
+		// metrics server and the API server probe start early and stop late,
+		// so a shutdown is observed; the elector campaigns after the webhook
+		// server listens, so it releases the Lease before the server drains;
+		// the probes start before, and stop after, the controllers.
 		logging.Module,
 		preflightChecks(cfg),
-		certs.Module,
 		metrics.Module,
-		health.Module,
-		profiling.Module,
 		kube.Module,
+		certs.Module,
 		webhook.Module,
 		cache.Module,
 		events.Module,
 		leaderelection.Module,
 		clock.Module,
+		healthChecks,
+		health.Module,
+		profiling.Module,
 		controller.Module,
 		fx.Provide(cachedSources),
 		PodWebhooks,
@@ -131,22 +139,39 @@ func restConfig(c config.Config) (*rest.Config, error) {
 // preflightChecks fail start-up with a clear message before any server,
 // informer or controller starts: the API server answers, the operator may
 // do what its enabled parts will do, and the ChaosPod CRD is installed, in
-// this order (the phases lifecycle.APIServer, Permissions, Definitions).
+// this order. Nothing depends on a check, so the graph cannot place them:
+// this is the one step the order of invokes states.
 func preflightChecks(cfg config.Config) fx.Option {
-	checks := []any{
-		fx.Annotate(preflight, fx.ResultTags(lifecycle.Group)),
-		fx.Annotate(permissionCheck, fx.ResultTags(lifecycle.Group)),
-	}
+	checks := []fx.Option{fx.Invoke(preflight), fx.Invoke(permissionCheck)}
 	if cfg.Runs(config.ControllerChaosPod) {
-		checks = append(checks, fx.Annotate(chaosPodCRDCheck, fx.ResultTags(lifecycle.Group)))
+		checks = append(checks, fx.Invoke(chaosPodCRDCheck))
 	}
-	return fx.Module("preflight", fx.Provide(checks...))
+	return fx.Module("preflight", checks...)
 }
+
+// healthChecks are the parts' checks the probes serve: the caches' sync
+// and the webhook server's certificate for readiness, the elector's
+// renewal and the controllers' progress for liveness.
+var healthChecks = fx.Provide(
+	fx.Annotate(func(c *cache.Cache) ports.HealthCheck { return c }, fx.ResultTags(health.GroupReadyz)),
+	fx.Annotate((*webhook.Server).ReadinessCheck, fx.ResultTags(health.GroupReadyz)),
+	fx.Annotate(func(e *leaderelection.Elector) ports.HealthCheck { return e }, fx.ResultTags(health.GroupHealthz)),
+	fx.Annotate(func(p struct {
+		fx.In
+		Controllers []*controller.Controller `group:"controllers"`
+	}) []ports.HealthCheck {
+		checks := make([]ports.HealthCheck, 0, len(p.Controllers))
+		for _, c := range p.Controllers {
+			checks = append(checks, c.StuckCheck())
+		}
+		return checks
+	}, fx.ResultTags(`group:"healthz,flatten"`)),
+)
 
 // preflight fails start-up, with the server's address, when the API server
 // cannot be reached.
-func preflight(cfg *rest.Config, log *zap.Logger) lifecycle.Part {
-	return lifecycle.Part{Name: "apiserver", Phase: lifecycle.APIServer, Start: func(ctx context.Context) error {
+func preflight(lc fx.Lifecycle, cfg *rest.Config, log *zap.Logger) {
+	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 		defer cancel()
 		if err := kube.Preflight(ctx, cfg); err != nil {
@@ -154,7 +179,7 @@ func preflight(cfg *rest.Config, log *zap.Logger) lifecycle.Part {
 		}
 		log.Info("api server reachable", zap.String("host", cfg.Host))
 		return nil
-	}}
+	}})
 }
 
 // Describe is a one-line summary of what cfg runs, for the start-up log.

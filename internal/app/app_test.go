@@ -3,6 +3,7 @@ package app_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
@@ -45,4 +46,26 @@ func TestAdaptersCanBeSwapped(t *testing.T) {
 	)
 	require.NoError(t, a.Err())
 	require.Same(t, recorder, got)
+}
+
+// The probes serve every part's check: the caches' sync and the webhook
+// server for readiness, the elector and each controller for liveness.
+func TestProbesServeEveryPartsCheck(t *testing.T) {
+	t.Parallel()
+	var checks struct {
+		fx.In
+		Healthz []ports.HealthCheck `group:"healthz"`
+		Readyz  []ports.HealthCheck `group:"readyz"`
+	}
+	a := fx.New(app.Options(parse(t, "--kubeconfig=testdata/kubeconfig")), fx.Populate(&checks), fx.NopLogger)
+	require.NoError(t, a.Err())
+	names := func(cs []ports.HealthCheck) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Name())
+		}
+		return out
+	}
+	assert.ElementsMatch(t, []string{"ping", "leader-election", "controller-replicaset", "controller-chaospod"}, names(checks.Healthz))
+	assert.ElementsMatch(t, []string{"informers", "webhook"}, names(checks.Readyz))
 }

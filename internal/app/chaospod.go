@@ -18,7 +18,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/internal/domain/chaospod"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -63,8 +62,8 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 
 // chaosPodCRDCheck fails start-up with one clear line when the ChaosPod
 // CRD is missing, instead of an informer that retries forever.
-func chaosPodCRDCheck(cfg config.Config, dyn dynamic.Interface, log *zap.Logger) lifecycle.Part {
-	return lifecycle.Part{Name: "chaospod-crd", Phase: lifecycle.Definitions, Start: func(ctx context.Context) error {
+func chaosPodCRDCheck(lc fx.Lifecycle, cfg config.Config, dyn dynamic.Interface, log *zap.Logger) {
+	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		_, err := dyn.Resource(chaosv1.GroupVersionResource).Namespace(cfg.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
@@ -76,5 +75,5 @@ func chaosPodCRDCheck(cfg config.Config, dyn dynamic.Interface, log *zap.Logger)
 		}
 		log.Info("crd installed", zap.String("name", "chaospods."+chaosv1.GroupName))
 		return nil
-	}}
+	}})
 }

@@ -13,14 +13,9 @@
 //
 // # Start order
 //
-// Every part with a lifecycle is registered in a phase of package
-// lifecycle; the phases start in their declared order and stop in reverse
-// within --shutdown-timeout: logging, the preflight checks (API server,
-// permissions, ChaosPod CRD), telemetry (client-go metrics, /metrics, the
-// API server probe), the informers, the webhook certificates and server
-// (webhooks serve on every replica), the leader elector, the Event
-// recorder, the probes, and the controllers last, which wait for their
-// sources to sync and for leadership before their workers run. A SIGTERM so
-// stops the controllers, releases the Lease, and only then drains the
-// webhook server. docs/architecture.md has the full sequence.
+// A part starts once fx has built it, after what it is built from, and
+// stops in the reverse order within --shutdown-timeout; [Options] states
+// the few orders no dependency gives (the preflight checks first). A
+// SIGTERM so stops the controllers, releases the Lease, and only then
+// drains the webhook server.
 package app

@@ -13,7 +13,6 @@ import (
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 // Where config/rbac grants each permission (base names: config/default
@@ -91,9 +90,9 @@ type permissionParams struct {
 // permissionCheck fails start-up, one line per missing permission, before
 // any informer or elector starts: without it a replica with too narrow a
 // Role turns Ready and then retries a forbidden request forever.
-func permissionCheck(p permissionParams) lifecycle.Part {
+func permissionCheck(lc fx.Lifecycle, p permissionParams) {
 	cfg, client, log := p.Config, p.Client, p.Logger
-	return lifecycle.Part{Name: "permissions", Phase: lifecycle.Permissions, Start: func(ctx context.Context) error {
+	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 		defer cancel()
 		wants := append(RequiredAccess(cfg), p.Extra...)
@@ -117,7 +116,7 @@ func permissionCheck(p permissionParams) lifecycle.Part {
 			case <-time.After(permissionRetryInterval):
 			}
 		}
-	}}
+	}})
 }
 
 // permissionRetryInterval spaces the checks while the API server cannot

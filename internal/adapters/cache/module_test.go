@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -23,7 +22,6 @@ func TestModule(t *testing.T) {
 	graph := func(extra ...fx.Option) fx.Option {
 		return fx.Options(
 			cache.Module,
-			lifecycle.Module,
 			fx.Supply(
 				fx.Annotate(kube(fake.NewClientset(replicaSet("apps", "web"))), fx.As(new(kubernetes.Interface))),
 				fx.Annotate(fakeMetadata(), fx.As(new(metadata.Interface))),
@@ -39,8 +37,7 @@ func TestModule(t *testing.T) {
 
 	var in struct {
 		fx.In
-		Cache  *cache.Cache
-		Checks []ports.HealthCheck `group:"readyz"`
+		Cache *cache.Cache
 	}
 	app := fxtest.New(t, graph(fx.Populate(&in)))
 	replicaSets := rsOf(t, in.Cache)
@@ -50,9 +47,9 @@ func TestModule(t *testing.T) {
 	app.RequireStart()
 	require.Eventually(t, in.Cache.HasSynced, waitFor, tick, "the lifecycle started the informers")
 	require.NoError(t, replicaSets.WaitForSync(t.Context()))
-	require.Len(t, in.Checks, 1)
-	assert.Equal(t, cache.HealthCheckName, in.Checks[0].Name())
-	assert.NoError(t, in.Checks[0].Check(t.Context()))
+	var check ports.HealthCheck = in.Cache // the readiness check the composition root registers
+	assert.Equal(t, cache.HealthCheckName, check.Name())
+	assert.NoError(t, check.Check(t.Context()))
 
 	app.RequireStop()
 	assert.False(t, in.Cache.HasSynced(), "the lifecycle stopped them")

@@ -5,7 +5,6 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -13,18 +12,13 @@ import (
 // as a result tag for the constructors that join it.
 const GroupControllers = `group:"controllers"`
 
-// Module runs the controllers that the composition root declares; which
-// controllers exist is the root's decision, not this package's.
-//
-// It consumes *zap.Logger, prometheus.Registerer, ports.LeaderElector and,
-// optionally, an [Options] (the defaults otherwise). It provides [Deps],
-// for the root's controller constructors, and for every *Controller of the
-// group [GroupControllers]: its [Controller.StuckCheck] in the group
-// "healthz" (liveness) and a lifecycle.Part in the phase
-// lifecycle.Controllers, so controllers start after, and stop before, the
-// caches and the leader elector they depend on.
+// Module runs the controllers of the group [GroupControllers] that the
+// composition root declares, and provides their [Deps]. Controllers start
+// after what they are built from (caches, recorder, elector) and stop
+// before it.
 var Module = fx.Module("controller",
-	fx.Provide(newDeps, registerControllers),
+	fx.Provide(newDeps),
+	fx.Invoke(runControllers),
 )
 
 type registerParams struct {
@@ -32,21 +26,13 @@ type registerParams struct {
 	Controllers []*Controller `group:"controllers"`
 }
 
-type registered struct {
-	fx.Out
-	Checks []ports.HealthCheck `group:"healthz,flatten"`
-	Parts  []lifecycle.Part    `group:"lifecycle,flatten"`
-}
-
-func registerControllers(p registerParams) registered {
-	var out registered
+// runControllers starts the controllers after what they were built from
+// (their caches, recorder and elector start first, being built first) and
+// stops them before it.
+func runControllers(lc fx.Lifecycle, p registerParams) {
 	for _, c := range p.Controllers {
-		out.Checks = append(out.Checks, c.StuckCheck())
-		out.Parts = append(out.Parts, lifecycle.Part{
-			Name: "controller-" + c.Name(), Phase: lifecycle.Controllers, Start: c.Start, Stop: c.Stop,
-		})
+		lc.Append(fx.StartStopHook(c.Start, c.Stop))
 	}
-	return out
 }
 
 type depsParams struct {

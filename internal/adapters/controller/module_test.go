@@ -10,7 +10,6 @@ import (
 	"go.uber.org/fx/fxtest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -22,11 +21,15 @@ func moduleOptions(e *env, src *fakeSource, r ports.Reconciler, checks *[]ports.
 			fx.Annotate(e.leader, fx.As(new(ports.LeaderElector))),
 		),
 		controller.Module,
-		lifecycle.Module,
 		fx.Provide(fx.Annotate(func(d controller.Deps) (*controller.Controller, error) {
 			return newController("things", d, 1, r, forSource(src))
 		}, fx.ResultTags(controller.GroupControllers))),
-		fx.Invoke(fx.Annotate(func(hs []ports.HealthCheck) { *checks = hs }, fx.ParamTags(`group:"healthz"`))),
+		// The liveness checks the composition root registers.
+		fx.Invoke(fx.Annotate(func(cs []*controller.Controller) {
+			for _, c := range cs {
+				*checks = append(*checks, c.StuckCheck())
+			}
+		}, fx.ParamTags(controller.GroupControllers))),
 		fx.NopLogger,
 	)
 }

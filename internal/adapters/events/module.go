@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -17,26 +16,22 @@ import (
 // (func(*runtime.Scheme) error) the recorder adds, as a result tag.
 const GroupSchemes = `group:"event-schemes"`
 
-// Module provides ports.EventRecorder (and *Recorder).
-//
-// It consumes kubernetes.Interface, *zap.Logger, an optional [Options], and
-// the scheme functions of the value group "event-schemes"
-// (func(*runtime.Scheme) error), which are added to Options.AddToScheme;
-// that is how the ChaosPod API joins:
+// Module provides ports.EventRecorder (and *Recorder), with the scheme
+// functions of the group [GroupSchemes] added to its scheme; that is how
+// the ChaosPod API joins:
 //
 //	fx.Supply(fx.Annotate(chaosv1.AddToScheme, fx.ResultTags(events.GroupSchemes)))
 //
-// With a prometheus.Registerer in the graph it exports
-// operator_events_dropped_total{cause} there. Recording runs in the phase
-// lifecycle.Events.
+// It is built before the controllers that record, so it stops after them
+// and flushes what they recorded.
 var Module = fx.Module("events",
 	fx.Provide(
 		fx.Annotate(newRecorder,
+			fx.OnStart((*Recorder).Start), fx.OnStop((*Recorder).Stop),
 			fx.As(fx.Self()),
 			fx.As(new(ports.EventRecorder)),
 		),
 	),
-	lifecycle.Register[*Recorder]("events", lifecycle.Events),
 )
 
 type recorderParams struct {

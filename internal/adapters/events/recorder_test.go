@@ -31,7 +31,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/events"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -404,7 +403,6 @@ func TestModule(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	app := fxtest.New(t,
 		events.Module,
-		lifecycle.Module,
 		fx.Supply(fx.Annotate(cs, fx.As(new(kubernetes.Interface))), zap.NewNop()),
 		fx.Supply(fx.Annotate(reg, fx.As(new(prometheus.Registerer)))),
 		fx.Provide(fx.Annotate(func() func(*runtime.Scheme) error { return addThing }, fx.ResultTags(`group:"event-schemes"`))),

@@ -4,25 +4,26 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Module serves the probes.
-//
-// It consumes an [Options], a *zap.Logger and the ports.HealthCheck values
-// of the groups "healthz" (liveness) and "readyz" (readiness); it adds
-// [Ping] to "healthz". It provides *Server, run in the phase
-// lifecycle.Probes (a taken port fails the start). Any module adds a check
-// with
-//
-//	fx.Annotate(newCheck, fx.ResultTags(lifecycle.GroupReadyz))
+// Module serves the probes from the checks of the groups [GroupHealthz]
+// and [GroupReadyz] (adding [Ping] to liveness); a taken port fails the
+// start. The composition root puts the parts' checks into the groups.
 var Module = fx.Module("health",
 	fx.Provide(
-		fx.Annotate(func() ports.HealthCheck { return Ping }, fx.ResultTags(lifecycle.GroupHealthz)),
-		newServer,
+		fx.Annotate(func() ports.HealthCheck { return Ping }, fx.ResultTags(GroupHealthz)),
+		fx.Annotate(newServer, fx.OnStart((*Server).Start), fx.OnStop((*Server).Stop)),
 	),
-	lifecycle.Register[*Server]("health", lifecycle.Probes),
+	fx.Invoke(func(*Server) {}),
+)
+
+// Value groups of the checks the server serves, as result tags for the
+// constructors that join them: liveness (/healthz: only a restart helps)
+// and readiness (/readyz: this replica can serve admission).
+const (
+	GroupHealthz = `group:"healthz"`
+	GroupReadyz  = `group:"readyz"`
 )
 
 type serverParams struct {

@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/health"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -169,7 +168,6 @@ func TestModuleCollectsGroups(t *testing.T) {
 	var s *health.Server
 	app := fxtest.New(t,
 		health.Module,
-		lifecycle.Module,
 		fx.Supply(health.Options{BindAddress: "127.0.0.1:0"}, zap.NewNop()),
 		fx.Provide(fx.Annotate(func() ports.HealthCheck { return failing("cache-sync", "not yet") }, fx.ResultTags(`group:"readyz"`))),
 		fx.Populate(&s),

@@ -9,28 +9,22 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
-// Module provides the clients. It consumes a *rest.Config and an [Options]
-// from the composition root, and provides *Clients, kubernetes.Interface,
-// metadata.Interface, dynamic.Interface and the [APIServerProbe]. The
-// composition root builds a [Writer] from *Clients for each kind it writes.
-//
-// The probe runs in the phase lifecycle.Telemetry, with the optional
-// [ProbeOptions], and reports to the optional prometheus.Registerer and
-// *zap.Logger. Its check goes into no probe group on purpose: see
-// [APIServerCheck].
+// Module provides the clients (*Clients, kubernetes.Interface,
+// metadata.Interface, dynamic.Interface) from a *rest.Config, and runs the
+// [APIServerProbe], whose check goes into no probe group on purpose (see
+// [APIServerCheck]). The composition root builds a [Writer] from *Clients
+// for each kind it writes.
 var Module = fx.Module("kube",
 	fx.Provide(
 		NewClients,
 		func(c *Clients) (kubernetes.Interface, metadata.Interface, dynamic.Interface) {
 			return c.Kubernetes, c.Metadata, c.Dynamic
 		},
-		newAPIServerProbe,
+		fx.Annotate(newAPIServerProbe, fx.OnStart((*APIServerProbe).Start), fx.OnStop((*APIServerProbe).Stop)),
 	),
-	lifecycle.Register[*APIServerProbe]("apiserver-probe", lifecycle.Telemetry),
+	fx.Invoke(func(*APIServerProbe) {}),
 )
 
 type probeParams struct {

@@ -24,14 +24,13 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/health"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 func TestModule(t *testing.T) {
 	t.Parallel()
 	cfg := &rest.Config{Host: "https://127.0.0.1:1"}
-	options := fx.Options(kube.Module, lifecycle.Module, fx.Supply(cfg, kube.Options{}), fx.NopLogger)
+	options := fx.Options(kube.Module, fx.Supply(cfg, kube.Options{}), fx.NopLogger)
 	require.NoError(t, fx.ValidateApp(options))
 
 	var (
@@ -84,7 +83,6 @@ func TestReadinessStaysOKWhileTheAPIServerCheckFails(t *testing.T) {
 	)
 	app := fxtest.New(t,
 		kube.Module,
-		lifecycle.Module,
 		health.Module,
 		fx.Supply(&rest.Config{Host: srv.URL}, kube.Options{},
 			kube.ProbeOptions{Interval: 10 * time.Millisecond},

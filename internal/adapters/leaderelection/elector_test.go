@@ -24,7 +24,6 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
@@ -211,23 +210,21 @@ func TestModuleShutsDownOnLoss(t *testing.T) {
 	cs := fake.NewClientset()
 	broken := failingUpdates(cs)
 	var le ports.LeaderElector
-	var checks []ports.HealthCheck
+	var e *leaderelection.Elector
 	app := fxtest.New(t,
 		leaderelection.Module,
-		lifecycle.Module,
 		fx.Supply(
 			fast(leaderelection.Options{ID: "module"}),
 			fx.Annotate(cs, fx.As(new(kubernetes.Interface))),
 			fx.Annotate(prometheus.NewRegistry(), fx.As(new(prometheus.Registerer))),
 			zap.NewNop(),
 		),
-		fx.Populate(&le),
-		fx.Invoke(fx.Annotate(func(c []ports.HealthCheck) { checks = c }, fx.ParamTags(`group:"healthz"`))),
+		fx.Populate(&le, &e),
 	)
 	app.RequireStart()
 	defer app.RequireStop()
-	require.Len(t, checks, 1)
-	assert.Equal(t, "leader-election", checks[0].Name())
+	var check ports.HealthCheck = e // the liveness check the composition root registers
+	assert.Equal(t, "leader-election", check.Name())
 	select {
 	case <-le.Elected():
 	case <-time.After(10 * time.Second):

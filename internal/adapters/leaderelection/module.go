@@ -6,29 +6,21 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Module provides ports.LeaderElector (and *Elector), and the elector's
-// lease check in the value group "healthz".
-//
-// It consumes an [Options], prometheus.Registerer, *zap.Logger,
-// fx.Shutdowner and, when enabled, kubernetes.Interface. Without
+// Module provides ports.LeaderElector (and *Elector). Without
 // Options.OnLost, losing the Lease shuts the application down with exit
-// code 1. Campaigning runs in the phase lifecycle.Election, after the
-// caches (so a new leader starts with warm caches) and before the
-// controllers (so the Lease is released only after they stopped); its
-// stop releases the Lease.
+// code 1; its stop releases the Lease.
 var Module = fx.Module("leaderelection",
 	fx.Provide(
 		fx.Annotate(newElector,
+			fx.OnStart((*Elector).Start), fx.OnStop((*Elector).Stop),
 			fx.As(fx.Self()),
 			fx.As(new(ports.LeaderElector)),
 		),
-		fx.Annotate(func(e *Elector) ports.HealthCheck { return e }, fx.ResultTags(lifecycle.GroupHealthz)),
 	),
-	lifecycle.Register[*Elector]("leader-election", lifecycle.Election),
+	fx.Invoke(func(*Elector) {}),
 )
 
 type electorParams struct {

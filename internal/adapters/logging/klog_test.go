@@ -11,7 +11,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/logging"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 // The klog tests are not parallel: klog is process-global.
@@ -56,7 +55,6 @@ func TestModule(t *testing.T) {
 		logging.FxLogger,
 		fx.Supply(logging.Options{Level: "debug", Output: &out}),
 		logging.Module,
-		lifecycle.Module,
 	)
 	app.RequireStart()
 	klog.Background().Info("from client-go")

@@ -10,16 +10,37 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
-
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
-// Module provides the operator's *zap.Logger from an [Options] and, in the
-// phase lifecycle.Logging (first to start, last to stop), routes klog
-// (client-go) into it, then detaches klog and flushes.
+// Module provides the operator's *zap.Logger from an [Options] and routes
+// klog (client-go) into it while the application runs. Everything logs, so
+// the logger is built, and its hook appended, first: klog is redirected
+// before anything starts and detached, and the log flushed, last.
 var Module = fx.Module("logging",
-	fx.Provide(New, klogPart),
+	fx.Provide(newLogger),
 )
+
+func newLogger(lc fx.Lifecycle, opts Options) (*zap.Logger, error) {
+	z, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	var restore func()
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			restore = RedirectKlog(z)
+			return nil
+		},
+		OnStop: func(context.Context) error {
+			klog.Flush()
+			if restore != nil {
+				restore()
+			}
+			return Sync(z)
+		},
+	})
+	return z, nil
+}
 
 // FxLogger sends fx's own events to the operator's logger: one line per
 // event at debug level, its errors too: a failed start is returned to main,
@@ -33,32 +54,6 @@ var FxLogger = fx.WithLogger(func(z *zap.Logger) fxevent.Logger {
 	l.UseErrorLevel(zapcore.DebugLevel)
 	return l
 })
-
-type klogResult struct {
-	fx.Out
-	Part lifecycle.Part `group:"lifecycle"`
-}
-
-// klogPart sends klog to z for the application's life, in the phase
-// lifecycle.Logging: first to start, last to stop.
-func klogPart(z *zap.Logger) klogResult {
-	var restore func()
-	return klogResult{Part: lifecycle.Part{
-		Name:  "logging",
-		Phase: lifecycle.Logging,
-		Start: func(context.Context) error {
-			restore = RedirectKlog(z)
-			return nil
-		},
-		Stop: func(context.Context) error {
-			klog.Flush()
-			if restore != nil {
-				restore()
-			}
-			return Sync(z)
-		},
-	}}
-}
 
 // Sync flushes z, ignoring the errors that syncing a terminal or a pipe
 // always returns on Linux.

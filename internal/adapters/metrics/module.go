@@ -5,20 +5,13 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
-// Module provides the registry and serves it.
-//
-// It consumes an [Options], a *zap.Logger and, in secure mode, a
-// kubernetes.Interface and a [CertSource]. It provides:
-//   - *prometheus.Registry, also as prometheus.Registerer and
-//     prometheus.Gatherer, with the Go and process collectors;
-//   - *RESTClientMetrics (rest_client_requests_total), counting from its
-//     start in the phase lifecycle.Telemetry, before the parts that talk
-//     to the API server start;
-//   - *Server, run in the same phase (a taken port fails the start).
+// Module provides the *prometheus.Registry (also as prometheus.Registerer
+// and prometheus.Gatherer), client-go's request metrics and the /metrics
+// server; in secure mode it needs a kubernetes.Interface and a [CertSource].
+// The composition root declares it early, so it starts before the parts
+// that talk to the API server and stops after them.
 var Module = fx.Module("metrics",
 	fx.Provide(
 		fx.Annotate(NewRegistry,
@@ -26,11 +19,10 @@ var Module = fx.Module("metrics",
 			fx.As(new(prometheus.Registerer)),
 			fx.As(new(prometheus.Gatherer)),
 		),
-		NewRESTClientMetrics,
-		newServer,
+		fx.Annotate(NewRESTClientMetrics, fx.OnStart((*RESTClientMetrics).Start), fx.OnStop((*RESTClientMetrics).Stop)),
+		fx.Annotate(newServer, fx.OnStart((*Server).Start), fx.OnStop((*Server).Stop)),
 	),
-	lifecycle.Register[*RESTClientMetrics]("client-go-metrics", lifecycle.Telemetry),
-	lifecycle.Register[*Server]("metrics", lifecycle.Telemetry),
+	fx.Invoke(func(*RESTClientMetrics, *Server) {}),
 )
 
 type serverParams struct {

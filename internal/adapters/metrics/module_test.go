@@ -15,7 +15,6 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/metrics"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 func TestModule(t *testing.T) {
@@ -30,7 +29,6 @@ func TestModule(t *testing.T) {
 	app := fxtest.New(t,
 		metrics.Module,
 		certs.Module,
-		lifecycle.Module,
 		fx.Supply(metrics.Options{BindAddress: "127.0.0.1:0"}, certs.Options{WebhookFiles: certs.Files{Dir: t.TempDir()}}, zap.NewNop()),
 		fx.Supply(fx.Annotate(fake.NewClientset(), fx.As(new(kubernetes.Interface)))),
 		fx.Provide(func(c certs.Certificates) metrics.CertSource { return c.Metrics }), // as the composition root does

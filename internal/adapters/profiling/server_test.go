@@ -17,7 +17,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/profiling"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 func get(t *testing.T, h http.Handler, target string) (int, string) {
@@ -103,7 +102,6 @@ func TestModuleListensBetweenStartAndStop(t *testing.T) {
 	var s *profiling.Server
 	app := fxtest.New(t,
 		profiling.Module,
-		lifecycle.Module,
 		fx.Supply(profiling.Options{BindAddress: "127.0.0.1:0"}, zap.NewNop()),
 		fx.Populate(&s),
 	)

@@ -4,8 +4,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
-
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
 )
 
 // Value groups the module reads, as fx result tags for the values that join
@@ -18,18 +16,11 @@ const (
 	GroupConversions = `group:"webhook-conversions"`
 )
 
-// Module serves the admission webhooks and conversions.
-//
-// It consumes Options, a CertSource, *zap.Logger, prometheus.Registerer
-// and the groups above. It provides
-// *Server, run in the phase lifecycle.Webhooks, and its readiness
-// ports.HealthCheck in the group "readyz".
+// Module serves the admission webhooks and conversions of the groups above
+// with a CertSource, started when built, stopped before its dependencies.
 var Module = fx.Module("webhook",
-	fx.Provide(
-		newServer,
-		fx.Annotate((*Server).ReadinessCheck, fx.ResultTags(lifecycle.GroupReadyz)),
-	),
-	lifecycle.Register[*Server]("webhook", lifecycle.Webhooks),
+	fx.Provide(fx.Annotate(newServer, fx.OnStart((*Server).Start), fx.OnStop((*Server).Stop))),
+	fx.Invoke(func(*Server) {}),
 )
 
 type serverParams struct {

@@ -16,21 +16,13 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	operator "github.com/hexagonal-operator/operator/internal/app"
-	"github.com/hexagonal-operator/operator/internal/lifecycle"
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
-
-type readyChecks struct {
-	fx.In
-	Checks []ports.HealthCheck `group:"readyz"`
-}
 
 // graph supplies what the composition root gives the module, with the
 // webhook certificate in dir.
 func graph(opts webhook.Options, dir string, extra ...fx.Option) []fx.Option {
 	return append([]fx.Option{
 		webhook.Module,
-		lifecycle.Module,
 		fx.Supply(opts, zap.NewNop()),
 		fx.Provide(
 			func() (webhook.CertSource, error) {
@@ -54,24 +46,21 @@ func TestModuleServesAndReportsReadiness(t *testing.T) {
 	require.NoError(t, err)
 	dir := t.TempDir()
 	writePair(t, dir, issue(t, ca, time.Hour))
-	var (
-		srv   *webhook.Server
-		ready readyChecks
-	)
-	app := fxtest.New(t, graph(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}, dir, fx.Populate(&srv, &ready))...)
-	require.Len(t, ready.Checks, 1)
-	assert.Equal(t, "webhook", ready.Checks[0].Name())
-	require.Error(t, ready.Checks[0].Check(context.Background()), "not ready before start")
+	var srv *webhook.Server
+	app := fxtest.New(t, graph(webhook.Options{Host: "127.0.0.1", Port: webhook.AnyPort}, dir, fx.Populate(&srv))...)
+	ready := srv.ReadinessCheck() // the readiness check the composition root registers
+	assert.Equal(t, "webhook", ready.Name())
+	require.Error(t, ready.Check(context.Background()), "not ready before start")
 
 	app.RequireStart()
-	require.NoError(t, ready.Checks[0].Check(context.Background()))
+	require.NoError(t, ready.Check(context.Background()))
 	f := &fixture{server: srv, ca: ca, client: newClient(ca), base: "https://" + srv.Addr().String()}
 	defer f.client.CloseIdleConnections()
 	got := f.admit(t, operator.PodMutatePath, podReview(t, "fx", admissionv1.Create, testPod(nil), nil))
 	assert.True(t, got.Allowed)
 	assert.NotEmpty(t, got.Patch)
 	app.RequireStop()
-	require.Error(t, ready.Checks[0].Check(context.Background()), "not ready after stop")
+	require.Error(t, ready.Check(context.Background()), "not ready after stop")
 }
 
 func TestModuleStartFailsWithoutCertificate(t *testing.T) {
