@@ -1,12 +1,35 @@
 package cache
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
+	"go.uber.org/zap"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 )
 
 // Module provides the *Cache; the composition root builds a [Resource] for
 // each kind it reads or watches. The informers start with the application
 // (Start returns at once) and stop within the stop context.
 var Module = fx.Module("cache",
-	fx.Provide(fx.Annotate(New, fx.OnStart((*Cache).Start), fx.OnStop((*Cache).Stop))),
+	fx.Provide(newCache),
 )
+
+type cacheParams struct {
+	fx.In
+	Lifecycle  fx.Lifecycle
+	Client     kubernetes.Interface
+	Metadata   metadata.Interface
+	Registerer prometheus.Registerer
+	Logger     *zap.Logger
+	Options    Options
+}
+
+func newCache(p cacheParams) (*Cache, error) {
+	c, err := New(p.Client, p.Metadata, p.Registerer, p.Logger, p.Options)
+	if err != nil {
+		return nil, err
+	}
+	p.Lifecycle.Append(fx.StartStopHook(c.Start, c.Stop))
+	return c, nil
+}

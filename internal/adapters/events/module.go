@@ -27,7 +27,6 @@ const GroupSchemes = `group:"event-schemes"`
 var Module = fx.Module("events",
 	fx.Provide(
 		fx.Annotate(newRecorder,
-			fx.OnStart((*Recorder).Start), fx.OnStop((*Recorder).Stop),
 			fx.As(fx.Self()),
 			fx.As(new(ports.EventRecorder)),
 		),
@@ -36,6 +35,7 @@ var Module = fx.Module("events",
 
 type recorderParams struct {
 	fx.In
+	Lifecycle  fx.Lifecycle
 	Client     kubernetes.Interface
 	Logger     *zap.Logger
 	Options    Options                       `optional:"true"`
@@ -55,5 +55,6 @@ func newRecorder(p recorderParams) (*Recorder, error) {
 			return nil, fmt.Errorf("event recorder: register %s: %w", DroppedMetric, err)
 		}
 	}
+	p.Lifecycle.Append(fx.StartStopHook(r.Start, r.Stop))
 	return r, nil
 }

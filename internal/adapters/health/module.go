@@ -13,7 +13,7 @@ import (
 var Module = fx.Module("health",
 	fx.Provide(
 		fx.Annotate(func() ports.HealthCheck { return Ping }, fx.ResultTags(GroupHealthz)),
-		fx.Annotate(newServer, fx.OnStart((*Server).Start), fx.OnStop((*Server).Stop)),
+		newServer,
 	),
 	fx.Invoke(func(*Server) {}),
 )
@@ -28,12 +28,18 @@ const (
 
 type serverParams struct {
 	fx.In
-	Options Options
-	Logger  *zap.Logger
-	Healthz []ports.HealthCheck `group:"healthz"`
-	Readyz  []ports.HealthCheck `group:"readyz"`
+	Lifecycle fx.Lifecycle
+	Options   Options
+	Logger    *zap.Logger
+	Healthz   []ports.HealthCheck `group:"healthz"`
+	Readyz    []ports.HealthCheck `group:"readyz"`
 }
 
 func newServer(p serverParams) (*Server, error) {
-	return New(p.Options, p.Healthz, p.Readyz, p.Logger.Named("health"))
+	s, err := New(p.Options, p.Healthz, p.Readyz, p.Logger.Named("health"))
+	if err != nil {
+		return nil, err
+	}
+	p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
+	return s, nil
 }

@@ -22,13 +22,14 @@ var Module = fx.Module("kube",
 		func(c *Clients) (kubernetes.Interface, metadata.Interface, dynamic.Interface) {
 			return c.Kubernetes, c.Metadata, c.Dynamic
 		},
-		fx.Annotate(newAPIServerProbe, fx.OnStart((*APIServerProbe).Start), fx.OnStop((*APIServerProbe).Stop)),
+		newAPIServerProbe,
 	),
 	fx.Invoke(func(*APIServerProbe) {}),
 )
 
 type probeParams struct {
 	fx.In
+	Lifecycle  fx.Lifecycle
 	Client     kubernetes.Interface
 	Options    ProbeOptions          `optional:"true"`
 	Registerer prometheus.Registerer `optional:"true"`
@@ -48,5 +49,6 @@ func newAPIServerProbe(p probeParams) (*APIServerProbe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kube module: %w", err)
 	}
+	p.Lifecycle.Append(fx.StartStopHook(probe.Start, probe.Stop))
 	return probe, nil
 }

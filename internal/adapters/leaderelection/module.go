@@ -15,7 +15,6 @@ import (
 var Module = fx.Module("leaderelection",
 	fx.Provide(
 		fx.Annotate(newElector,
-			fx.OnStart((*Elector).Start), fx.OnStop((*Elector).Stop),
 			fx.As(fx.Self()),
 			fx.As(new(ports.LeaderElector)),
 		),
@@ -25,6 +24,7 @@ var Module = fx.Module("leaderelection",
 
 type electorParams struct {
 	fx.In
+	Lifecycle  fx.Lifecycle
 	Options    Options
 	Client     kubernetes.Interface `optional:"true"`
 	Registerer prometheus.Registerer
@@ -37,5 +37,10 @@ func newElector(p electorParams) (*Elector, error) {
 	if opts.OnLost == nil {
 		opts.OnLost = func() { _ = p.Shutdowner.Shutdown(fx.ExitCode(1)) }
 	}
-	return New(p.Client, p.Registerer, opts, p.Logger.Named("leaderelection"))
+	e, err := New(p.Client, p.Registerer, opts, p.Logger.Named("leaderelection"))
+	if err != nil {
+		return nil, err
+	}
+	p.Lifecycle.Append(fx.StartStopHook(e.Start, e.Stop))
+	return e, nil
 }

@@ -19,21 +19,36 @@ var Module = fx.Module("metrics",
 			fx.As(new(prometheus.Registerer)),
 			fx.As(new(prometheus.Gatherer)),
 		),
-		fx.Annotate(NewRESTClientMetrics, fx.OnStart((*RESTClientMetrics).Start), fx.OnStop((*RESTClientMetrics).Stop)),
-		fx.Annotate(newServer, fx.OnStart((*Server).Start), fx.OnStop((*Server).Stop)),
+		newRESTClientMetrics,
+		newServer,
 	),
 	fx.Invoke(func(*RESTClientMetrics, *Server) {}),
 )
 
+func newRESTClientMetrics(lc fx.Lifecycle, reg prometheus.Registerer) (*RESTClientMetrics, error) {
+	m, err := NewRESTClientMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StartStopHook(m.Start, m.Stop))
+	return m, nil
+}
+
 type serverParams struct {
 	fx.In
-	Options  Options
-	Gatherer prometheus.Gatherer
-	Certs    CertSource           `optional:"true"`
-	Client   kubernetes.Interface `optional:"true"`
-	Logger   *zap.Logger
+	Lifecycle fx.Lifecycle
+	Options   Options
+	Gatherer  prometheus.Gatherer
+	Certs     CertSource           `optional:"true"`
+	Client    kubernetes.Interface `optional:"true"`
+	Logger    *zap.Logger
 }
 
 func newServer(p serverParams) (*Server, error) {
-	return New(p.Options, p.Certs, p.Gatherer, p.Client, p.Logger.Named("metrics"))
+	s, err := New(p.Options, p.Certs, p.Gatherer, p.Client, p.Logger.Named("metrics"))
+	if err != nil {
+		return nil, err
+	}
+	p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
+	return s, nil
 }

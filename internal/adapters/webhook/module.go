@@ -19,12 +19,13 @@ const (
 // Module serves the admission webhooks and conversions of the groups above
 // with a CertSource, started when built, stopped before its dependencies.
 var Module = fx.Module("webhook",
-	fx.Provide(fx.Annotate(newServer, fx.OnStart((*Server).Start), fx.OnStop((*Server).Stop))),
+	fx.Provide(newServer),
 	fx.Invoke(func(*Server) {}),
 )
 
 type serverParams struct {
 	fx.In
+	Lifecycle   fx.Lifecycle
 	Options     Options
 	Certs       CertSource
 	Hooks       []Hook       `group:"webhooks"`
@@ -34,5 +35,10 @@ type serverParams struct {
 }
 
 func newServer(p serverParams) (*Server, error) {
-	return New(p.Options, p.Certs, p.Hooks, p.Registerer, p.Logger.Named("webhook"), p.Conversions...)
+	s, err := New(p.Options, p.Certs, p.Hooks, p.Registerer, p.Logger.Named("webhook"), p.Conversions...)
+	if err != nil {
+		return nil, err
+	}
+	p.Lifecycle.Append(fx.StartStopHook(s.Start, s.Stop))
+	return s, nil
 }
