@@ -90,10 +90,3 @@ func (r *EventRecorder) Reasons() []string {
 	}
 	return out
 }
-
-// Reset forgets every Event.
-func (r *EventRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
-}
