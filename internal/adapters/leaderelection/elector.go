@@ -1,6 +1,7 @@
 package leaderelection
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,18 +64,10 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.ID == "" {
-		o.ID = DefaultID
-	}
-	if o.LeaseDuration == 0 {
-		o.LeaseDuration = DefaultLeaseDuration
-	}
-	if o.RenewDeadline == 0 {
-		o.RenewDeadline = DefaultRenewDeadline
-	}
-	if o.RetryPeriod == 0 {
-		o.RetryPeriod = DefaultRetryPeriod
-	}
+	o.ID = cmp.Or(o.ID, DefaultID)
+	o.LeaseDuration = cmp.Or(o.LeaseDuration, DefaultLeaseDuration)
+	o.RenewDeadline = cmp.Or(o.RenewDeadline, DefaultRenewDeadline)
+	o.RetryPeriod = cmp.Or(o.RetryPeriod, DefaultRetryPeriod)
 	if o.Identity == "" {
 		host, err := os.Hostname()
 		if err != nil {

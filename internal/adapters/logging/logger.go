@@ -48,17 +48,14 @@ func New(opts Options) (*zap.Logger, error) {
 		return nil, err
 	}
 	encoder := opts.Encoder
-	if encoder == "" {
-		encoder = EncoderJSON
-		if opts.Devel {
-			encoder = EncoderConsole
-		}
+	if encoder == "" && opts.Devel {
+		encoder = EncoderConsole
 	}
 	// The encoder config follows the encoding, not the mode: JSON keeps the
 	// keys log pipelines expect (ts, level, msg), console is for people.
 	var enc zapcore.Encoder
 	switch encoder {
-	case EncoderJSON:
+	case "", EncoderJSON:
 		cfg := zap.NewProductionEncoderConfig()
 		cfg.EncodeTime = encodeTime
 		enc = zapcore.NewJSONEncoder(cfg)
