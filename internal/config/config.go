@@ -29,40 +29,30 @@ const (
 // EnvPrefix starts the environment twin of every flag.
 const EnvPrefix = "OPERATOR_"
 
-// Config is the operator's validated configuration.
+// Config is the operator's validated configuration: the flags, named as
+// they are (their usage text says what each means).
 type Config struct {
-	Kubeconfig string
-	// Namespace restricts watches and caches; empty means all namespaces.
-	Namespace string
-
+	Kubeconfig             string
+	Namespace              string
 	MetricsBindAddress     string
 	MetricsSecure          bool
 	HealthProbeBindAddress string
-	// PprofBindAddress serves Go's runtime profiles; "0" (the default)
-	// disables them.
-	PprofBindAddress string
+	PprofBindAddress       string
 
-	// MetricsCertPath is the folder of the metrics server's certificate;
-	// empty means a self-signed one made in memory. MetricsCertName and
-	// MetricsCertKey are the file names in it.
 	MetricsCertPath string
 	MetricsCertName string
 	MetricsCertKey  string
 
 	WebhookPort int
-	// WebhookCertDir is the folder of the webhook server's certificate in
-	// external mode: --webhook-cert-path when given, else
-	// --webhook-cert-dir. WebhookCertName and WebhookCertKey are the file
-	// names in it.
+	// WebhookCertDir is --webhook-cert-path when given, else
+	// --webhook-cert-dir.
 	WebhookCertDir     string
 	WebhookCertName    string
 	WebhookCertKey     string
 	WebhookCertMode    string
 	WebhookCertSecret  string
 	WebhookServiceName string
-	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration are
-	// the operator's own webhook configurations, whose CA bundle self mode
-	// keeps.
+
 	MutatingWebhookConfiguration   string
 	ValidatingWebhookConfiguration string
 	EnableHTTP2                    bool
@@ -78,23 +68,17 @@ type Config struct {
 	ChaosPodWorkers   int
 	Controllers       []string
 
-	ZapLogLevel string
-	ZapEncoder  string
-	ZapDevel    bool
-	// ZapStacktraceLevel is the level from which log lines carry a stack
-	// trace; empty means the mode's default (warn with ZapDevel).
+	// With ZapDevel, empty Zap* levels and encoder mean the mode's default.
+	ZapLogLevel        string
+	ZapEncoder         string
+	ZapDevel           bool
 	ZapStacktraceLevel string
-	// ZapTimeEncoding is how log timestamps are written.
-	ZapTimeEncoding string
+	ZapTimeEncoding    string
 
-	// GCHeapFloor is the heap, in bytes, the garbage collector may fill
-	// before it collects, however little is live (package gcfloor); 0
-	// means none.
+	// GCHeapFloor is in bytes; 0 means none.
 	GCHeapFloor uint64
 
-	ShutdownTimeout time.Duration
-	// WebhookShutdownDelay is how long a stopping webhook server goes on
-	// serving before it closes its port.
+	ShutdownTimeout      time.Duration
 	WebhookShutdownDelay time.Duration
 	Version              bool
 
@@ -107,26 +91,19 @@ type Config struct {
 	webhookCertPath string
 }
 
-// Defaults for the worker counts: a patch costs one round trip to the API
-// server, so several workers keep the connection busy; the work queue still
-// never runs one key on two workers. 16 ReplicaSet workers keep pace with
-// a burst of creates. ChaosPods need more: spec.nextStop has whole
-// seconds, so the stops of Pods started in the same second fall due
-// together (30 to 60 of a hundred ChaosPods at once, all of them when they
-// were created together with one interval), and a stop that finds no idle
-// worker waits a whole DELETE round trip for one. 128 let such a burst go
-// at once; an idle worker is a parked goroutine.
+// Defaults for the worker counts: each write is a round trip to the API
+// server, so several workers keep the connection busy. ChaosPods need more:
+// spec.nextStop has whole seconds, so stops of Pods started in the same
+// second fall due together, and 128 let such a burst go at once; an idle
+// worker is a parked goroutine.
 const (
 	DefaultReplicaSetWorkers = 16
 	DefaultChaosPodWorkers   = 128
 )
 
-// DefaultGCHeapFloor is the heap the collector may fill before it collects.
-// Without a floor, an operator with a small cache collects after every few
-// MiB of garbage, many times a second while its webhooks are busy, and
-// those collections take time from the webhooks. A cache big enough to
-// matter is past the floor on its own, so the floor costs memory only to a
-// nearly idle operator, the floor itself at most (docs/performance.md).
+// DefaultGCHeapFloor is the heap the collector may fill before it collects
+// (package gcfloor). It costs memory only to a nearly idle operator, the
+// floor itself at most (docs/performance.md).
 const DefaultGCHeapFloor = 12 << 20
 
 // inClusterNamespaceFile is where Kubernetes mounts the pod's namespace.
@@ -331,11 +308,11 @@ func (c *Config) validate() error {
 		return fmt.Errorf("invalid value %d for flag --chaospod-workers: must be at least 1", c.ChaosPodWorkers)
 	case c.ZapEncoder != "json" && c.ZapEncoder != "console" && !(c.ZapDevel && c.ZapEncoder == ""):
 		return fmt.Errorf("invalid value %q for flag --zap-encoder: must be json or console", c.ZapEncoder)
-	case !validLogLevel(c.ZapLogLevel) && !(c.ZapDevel && c.ZapLogLevel == ""):
+	case !oneOf(c.ZapLogLevel, "debug", "info", "error", "warn", "panic", "fatal", "dpanic") && !isVerbosity(c.ZapLogLevel) && !(c.ZapDevel && c.ZapLogLevel == ""):
 		return fmt.Errorf("invalid value %q for flag --zap-log-level: must be debug, info, error or a non-negative integer", c.ZapLogLevel)
-	case !validStacktraceLevel(c.ZapStacktraceLevel) && !(c.ZapDevel && c.ZapStacktraceLevel == ""):
+	case !oneOf(strings.ToLower(c.ZapStacktraceLevel), "debug", "info", "warn", "error", "panic") && !(c.ZapDevel && c.ZapStacktraceLevel == ""):
 		return fmt.Errorf("invalid value %q for flag --zap-stacktrace-level: must be debug, info, warn, error or panic", c.ZapStacktraceLevel)
-	case !validTimeEncoding(c.ZapTimeEncoding):
+	case !oneOf(strings.ToLower(c.ZapTimeEncoding), "epoch", "millis", "nano", "nanos", "iso8601", "rfc3339", "rfc3339nano"):
 		return fmt.Errorf("invalid value %q for flag --zap-time-encoding: must be epoch, millis, nano, iso8601, rfc3339 or rfc3339nano", c.ZapTimeEncoding)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("invalid value %s for flag --shutdown-timeout: must be positive", c.ShutdownTimeout)
@@ -365,34 +342,11 @@ func validateBindAddress(name, addr string) error {
 	return nil
 }
 
-func validLogLevel(l string) bool {
-	switch l {
-	case "debug", "info", "error", "warn", "panic", "fatal", "dpanic":
-		return true
-	}
+func oneOf(v string, values ...string) bool { return slices.Contains(values, v) }
+
+func isVerbosity(l string) bool {
 	n, err := strconv.Atoi(l)
 	return err == nil && n >= 0
-}
-
-// validStacktraceLevel accepts controller-runtime's --zap-stacktrace-level
-// values (info, error, panic), and debug and warn (the development mode's
-// default), as --zap-log-level does.
-func validStacktraceLevel(l string) bool {
-	switch strings.ToLower(l) {
-	case "debug", "info", "warn", "error", "panic":
-		return true
-	}
-	return false
-}
-
-// validTimeEncoding accepts controller-runtime's --zap-time-encoding values;
-// nanos is what controller-runtime's parser takes for its documented nano.
-func validTimeEncoding(e string) bool {
-	switch strings.ToLower(e) {
-	case "epoch", "millis", "nano", "nanos", "iso8601", "rfc3339", "rfc3339nano":
-		return true
-	}
-	return false
 }
 
 // cleanFlagError rewords the flag package's errors into one line that names

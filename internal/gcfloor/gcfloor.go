@@ -46,9 +46,8 @@ type sentinel struct{ _ *Floor }
 
 // Start raises the GC target whenever the live heap is too small for the
 // current target to reach bytes, from the next collection on. The target
-// in force when it starts (GOGC, or what the program set) is the least it
-// sets and what Stop restores. It does nothing, and returns a Floor whose
-// Stop does nothing, when bytes is 0 or collection is off (GOGC=off).
+// in force (GOGC) is the least it sets and what Stop restores. It does
+// nothing when bytes is 0 or collection is off (GOGC=off).
 func Start(bytes uint64) *Floor {
 	base := gcPercent()
 	f := &Floor{bytes: min(bytes, maxFloor), base: base, percent: base, read: readGC, set: setPercent}
@@ -99,7 +98,8 @@ func (f *Floor) collected() {
 // live + scannable×percent/100 and a minimum of 4 MiB×percent/100: on a
 // small heap the minimum governs, so the target is held where the minimum
 // is the floor (a higher one would overshoot it, 40 MiB for a 1 MiB heap
-// and a 12 MiB floor).
+// and a 12 MiB floor, which a burst such as an informer's first list
+// would fill).
 func percentFor(floor uint64, g gc, base int) int {
 	if g.live >= floor || g.scannable == 0 {
 		return base

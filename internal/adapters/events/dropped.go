@@ -5,9 +5,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// DroppedMetric counts the Events the recorder gave up on, by cause: an
-// Event is best-effort, but a dashboard should be able to tell that some
-// were lost.
+// DroppedMetric counts the Events the recorder gave up on, by cause.
 const DroppedMetric = "operator_events_dropped_total"
 
 // Causes of a dropped Event, the `cause` label of DroppedMetric.

@@ -39,23 +39,18 @@ const settle = 100 * time.Millisecond
 
 // Options configure the [Recorder]. The zero value is ready to use.
 type Options struct {
-	// ReportingController is written into each Event; empty means
-	// DefaultReportingController.
-	ReportingController string
 	// AddToScheme registers more types (the ChaosPod API) in the
-	// recorder's scheme, so Events can refer to typed objects of those
-	// kinds. The built-in kinds are always registered.
+	// recorder's scheme, next to client-go's built-in kinds.
 	AddToScheme []func(*runtime.Scheme) error
 }
 
 // Recorder records events.k8s.io/v1 Events through client-go's
 // tools/events broadcaster.
 type Recorder struct {
-	scheme     *runtime.Scheme
-	controller string
-	log        *zap.Logger
-	dropped    *prometheus.CounterVec
-	sink       *sink
+	scheme  *runtime.Scheme
+	log     *zap.Logger
+	dropped *prometheus.CounterVec
+	sink    *sink
 	// handed and seen count the Events passed to the broadcaster and
 	// those it has distributed: client-go hands each over from a goroutine
 	// of its own, and Stop waits for them before it shuts the broadcaster.
@@ -89,18 +84,12 @@ func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder,
 			return nil, fmt.Errorf("event recorder: build scheme: %w", err)
 		}
 	}
-	controller := opts.ReportingController
-	if controller == "" {
-		controller = DefaultReportingController
-	}
-	r := &Recorder{scheme: scheme, controller: controller, log: log, dropped: newDropped()}
+	r := &Recorder{scheme: scheme, log: log, dropped: newDropped()}
 	r.sink = &sink{EventSink: &events.EventSinkImpl{Interface: client.EventsV1()}, dropped: r.dropped, log: log}
 	return r, nil
 }
 
-// Start begins sending Events to the API server. The reporting instance is
-// client-go's "<controller>-<hostname>"; in a Pod the hostname is the
-// Pod's name. A recorder starts once.
+// Start begins sending Events to the API server. A recorder starts once.
 func (r *Recorder) Start(context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -121,14 +110,13 @@ func (r *Recorder) Start(context.Context) error {
 		return fmt.Errorf("event recorder: start: %w", err)
 	}
 	r.broadcaster, r.cancel, r.started = b, cancel, true
-	r.recorder = b.NewRecorder(r.scheme, r.controller)
+	r.recorder = b.NewRecorder(r.scheme, DefaultReportingController)
 	return nil
 }
 
-// Stop shuts the broadcaster down, which hands on every Event recorded
-// before, and waits within ctx until their writes are done; when ctx ends
-// first, the writes left are abandoned and Stop returns ctx's error.
-// Events recorded after Stop are dropped.
+// Stop shuts the broadcaster down and waits within ctx until the writes of
+// the Events recorded before are done; when ctx ends first, the writes left
+// are abandoned and Stop returns ctx's error.
 func (r *Recorder) Stop(ctx context.Context) error {
 	r.mu.Lock()
 	b, cancel := r.broadcaster, r.cancel
@@ -169,12 +157,9 @@ func (r *Recorder) handedOver(ctx context.Context) error {
 	return nil
 }
 
-// Eventf implements ports.EventRecorder. It does not wait for the API
-// server. An Event recorded when the recorder is not running, or that
-// cannot be recorded (an object of a kind outside the scheme, a type other
-// than Normal or Warning) is dropped, counted, with a log line. An empty
-// action takes the reason's value, since the API server rejects an Event
-// without one.
+// Eventf implements ports.EventRecorder without waiting for the API server.
+// An empty action takes the reason's value, since the API server rejects an
+// Event without one.
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, note string, args ...any) {
 	// The read lock keeps Stop from shutting the broadcaster under us.
 	r.mu.RLock()
@@ -221,8 +206,7 @@ func truncate(s string, n int) string {
 }
 
 // sink is the API server as the broadcaster writes to it. It counts the
-// Events the broadcaster gives up on at once (those the API server
-// rejects), and knows when no write is in flight, for Stop.
+// Events the API server rejects, and knows when no write is in flight.
 type sink struct {
 	events.EventSink
 	dropped *prometheus.CounterVec

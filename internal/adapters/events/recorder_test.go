@@ -120,13 +120,13 @@ func TestRecorderWritesEvents(t *testing.T) {
 func TestRecorderClusterScopedObjectGoesToDefault(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
-	r := startRecorder(t, cs, events.Options{ReportingController: "custom"})
+	r := startRecorder(t, cs, events.Options{})
 	r.Eventf(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}, ports.EventTypeNormal, "Seen", "Look", "node")
 	e := waitEvents(t, cs, metav1.NamespaceDefault, 1)[0]
 	assert.Equal(t, "Node", e.Regarding.Kind)
 	assert.Empty(t, e.Regarding.Namespace)
-	assert.Equal(t, "custom", e.ReportingController)
-	assert.True(t, strings.HasPrefix(e.ReportingInstance, "custom-"), e.ReportingInstance)
+	assert.Equal(t, events.DefaultReportingController, e.ReportingController)
+	assert.True(t, strings.HasPrefix(e.ReportingInstance, events.DefaultReportingController+"-"), e.ReportingInstance)
 }
 
 func TestRecorderNoteAndAction(t *testing.T) {

@@ -2,6 +2,7 @@ package health
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -17,42 +18,15 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Defaults applied by [Options] fields left zero.
-const (
-	DefaultBindAddress = ":8081"
-	// DisabledBindAddress turns the server off.
-	DisabledBindAddress = "0"
-	// DefaultCheckTimeout is below the kubelet's default probe timeout (1s
-	// is the minimum it allows) so that a slow check is reported as such
-	// instead of the probe timing out without a word.
-	DefaultCheckTimeout = 800 * time.Millisecond
-)
-
-// Paths of the two probes.
-const (
-	LivenessPath  = "/healthz"
-	ReadinessPath = "/readyz"
-)
-
-const readHeaderTimeout = 10 * time.Second
-
 // Options configure the probe [Server]. The zero value is ready to use.
 type Options struct {
-	// BindAddress is host:port to listen on; empty means
-	// DefaultBindAddress, "0" disables the server, ":0" picks a free port.
+	// BindAddress is host:port to listen on; empty means ":8081", "0"
+	// disables the server, ":0" picks a free port.
 	BindAddress string
-	// CheckTimeout bounds each check; 0 means DefaultCheckTimeout.
+	// CheckTimeout bounds each check; 0 means 800ms, below the kubelet's
+	// least probe timeout (1s), so a slow check is reported as such
+	// instead of the probe timing out without a word.
 	CheckTimeout time.Duration
-}
-
-func (o Options) withDefaults() Options {
-	if o.BindAddress == "" {
-		o.BindAddress = DefaultBindAddress
-	}
-	if o.CheckTimeout <= 0 {
-		o.CheckTimeout = DefaultCheckTimeout
-	}
-	return o
 }
 
 // Server serves /healthz and /readyz over plain HTTP.
@@ -60,33 +34,30 @@ type Server struct {
 	opts    Options
 	log     *zap.Logger
 	handler http.Handler
-
-	http *httpserve.Server
+	http    *httpserve.Server
 }
 
 // New returns a server for the liveness and readiness checks. Names must be
 // unique within a probe, non-empty and without "/". It does no I/O.
 func New(opts Options, healthz, readyz []ports.HealthCheck, log *zap.Logger) (*Server, error) {
-	opts = opts.withDefaults()
+	opts.BindAddress = cmp.Or(opts.BindAddress, ":8081")
+	opts.CheckTimeout = cmp.Or(max(opts.CheckTimeout, 0), 800*time.Millisecond)
 	if log == nil {
 		log = zap.NewNop()
 	}
-	if opts.BindAddress != DisabledBindAddress {
+	if opts.BindAddress != "0" {
 		if _, _, err := net.SplitHostPort(opts.BindAddress); err != nil {
 			return nil, fmt.Errorf("health server: bind address %q: %w", opts.BindAddress, err)
 		}
 	}
 	mux := http.NewServeMux()
-	for _, p := range []struct {
-		path   string
-		checks []ports.HealthCheck
-	}{{LivenessPath, healthz}, {ReadinessPath, readyz}} {
-		pr, err := newProbe(strings.TrimPrefix(p.path, "/"), p.checks, opts.CheckTimeout, log)
+	for name, checks := range map[string][]ports.HealthCheck{"healthz": healthz, "readyz": readyz} {
+		pr, err := newProbe(name, checks, opts.CheckTimeout, log)
 		if err != nil {
-			return nil, fmt.Errorf("health server: %s: %w", p.path, err)
+			return nil, fmt.Errorf("health server: /%s: %w", name, err)
 		}
-		mux.Handle(p.path, pr)
-		mux.Handle(p.path+"/", pr)
+		mux.Handle("/"+name, pr)
+		mux.Handle("/"+name+"/", pr)
 	}
 	return &Server{opts: opts, log: log, handler: mux, http: httpserve.New("health server", log)}, nil
 }
@@ -94,15 +65,12 @@ func New(opts Options, healthz, readyz []ports.HealthCheck, log *zap.Logger) (*S
 // Handler serves both probes; it is what the server listens with.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Disabled reports whether the bind address turned the server off.
-func (s *Server) Disabled() bool { return s.opts.BindAddress == DisabledBindAddress }
-
 // Start listens (so a taken port fails Start) and serves in the background.
 func (s *Server) Start(context.Context) error {
-	if s.Disabled() {
+	if s.opts.BindAddress == "0" {
 		return nil
 	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: readHeaderTimeout, ErrorLog: zap.NewStdLog(s.log)}
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.log)}
 	if err := s.http.Start(s.opts.BindAddress, srv, false); err != nil {
 		return err
 	}
@@ -130,9 +98,6 @@ type probe struct {
 func newProbe(name string, checks []ports.HealthCheck, timeout time.Duration, log *zap.Logger) (*probe, error) {
 	p := &probe{name: name, byName: map[string]ports.HealthCheck{}, timeout: timeout, log: log}
 	for _, c := range checks {
-		if c == nil {
-			continue
-		}
 		n := c.Name()
 		switch {
 		case n == "" || strings.Contains(n, "/"):

@@ -1,6 +1,7 @@
 package leaderelection
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,32 +53,21 @@ type Options struct {
 	// Namespace holds the Lease; required when Enabled.
 	Namespace string
 	// LeaseDuration, RenewDeadline and RetryPeriod have client-go's
-	// meaning; zero means the Default* values. They must satisfy
-	// LeaseDuration > RenewDeadline > RetryPeriod × 1.2, and LeaseDuration
-	// must be at least 2s (the Lease stores whole seconds).
+	// meaning; zero means the Default* values.
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Identity is this replica's name in the Lease; empty means
 	// "<hostname>_<random UUID>", unique across restarts.
 	Identity string
 	// OnLost is called (once, in its own goroutine) when leadership is
-	// lost other than by Stop: the controllers must stop at once, which
-	// in practice means the process exits. Nil only logs.
+	// lost other than by Stop. Nil only logs.
 	OnLost func()
 }
 
 func (o Options) withDefaults() (Options, error) {
-	if o.ID == "" {
-		o.ID = DefaultID
-	}
-	if o.LeaseDuration == 0 {
-		o.LeaseDuration = DefaultLeaseDuration
-	}
-	if o.RenewDeadline == 0 {
-		o.RenewDeadline = DefaultRenewDeadline
-	}
-	if o.RetryPeriod == 0 {
-		o.RetryPeriod = DefaultRetryPeriod
-	}
+	o.ID = cmp.Or(o.ID, DefaultID)
+	o.LeaseDuration = cmp.Or(o.LeaseDuration, DefaultLeaseDuration)
+	o.RenewDeadline = cmp.Or(o.RenewDeadline, DefaultRenewDeadline)
+	o.RetryPeriod = cmp.Or(o.RetryPeriod, DefaultRetryPeriod)
 	if o.Identity == "" {
 		host, err := os.Hostname()
 		if err != nil {
@@ -132,10 +122,8 @@ var (
 	_ ports.HealthCheck   = (*Elector)(nil)
 )
 
-// New returns an elector for opts. With leader election disabled it is
-// elected from the start and touches nothing. It registers
-// leader_election_master_status{name} and leader_election_slowpath_total
-// {name} on reg (when enabled) and does no I/O.
+// New returns an elector for opts, registering its metrics on reg when
+// enabled; disabled, it is elected from the start. It does no I/O.
 func New(client kubernetes.Interface, reg prometheus.Registerer, opts Options, log *zap.Logger) (*Elector, error) {
 	if log == nil {
 		log = zap.NewNop()
@@ -223,9 +211,8 @@ func (e *Elector) Identity() string { return e.opts.Identity }
 // Name implements ports.HealthCheck.
 func (e *Elector) Name() string { return "leader-election" }
 
-// Check implements ports.HealthCheck for /healthz: it fails when this
-// replica leads but has not renewed its Lease for well past its duration,
-// which means it is wedged (a standby is always healthy).
+// Check implements ports.HealthCheck for /healthz: a leader that has not
+// renewed its Lease for well past its duration is wedged.
 func (e *Elector) Check(context.Context) error {
 	if e.le == nil {
 		return nil
@@ -254,9 +241,8 @@ func (e *Elector) Start(context.Context) error {
 	return nil
 }
 
-// Stop stops campaigning and, when leading, releases the Lease so that a
-// standby takes over at its next retry. It returns when the Lease has been
-// released or ctx ends.
+// Stop stops campaigning and, when leading, releases the Lease. It returns
+// when the Lease has been released or ctx ends.
 func (e *Elector) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	cancel, done := e.cancel, e.done
@@ -289,9 +275,8 @@ func (e *Elector) startedLeading() {
 	e.electedOnce.Do(func() { close(e.elected) })
 }
 
-// stoppedLeading runs when the elector returns: on Stop (leading or not,
-// after the release), or when it could not renew the Lease. Returning
-// while not stopping means leadership was acquired and lost.
+// stoppedLeading runs when the elector returns: on Stop (after the
+// release), or when it could not renew the Lease.
 func (e *Elector) stoppedLeading() {
 	e.mu.Lock()
 	wasLeading, stopping := e.leading, e.stopping

@@ -4,8 +4,4 @@
 // stream in one format: klog (client-go) through go-logr/zapr
 // ([RedirectKlog], [NewLogr]) with V-levels capped at [MaxLibraryVerbosity],
 // and fx's own events through [FxLogger].
-//
-// klog is process-global, so its bridge is too: it follows the newest
-// attached logger, and several applications in one test process can attach
-// and detach without a data race.
 package logging

@@ -11,13 +11,11 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// klog is global by nature: client-go logs through it, and klog.SetLogger
-// replaces a package variable that every logging goroutine reads without a
-// lock. Setting it while informers of another application (another test in
-// the same process) log would be a data race. So klog is pointed, once, at
-// a logr sink whose zap logger can be switched atomically, and each
-// application attaches its logger on start and detaches it on stop; the
-// last attached one receives klog's lines, and none means they are dropped.
+// klog.SetLogger replaces a package variable that every logging goroutine
+// reads without a lock, so setting it while another application in the
+// process logs would be a data race. klog is pointed, once, at a sink whose
+// zap logger is switched atomically: the last attached logger receives
+// klog's lines, and with none they are dropped.
 var (
 	klogOnce    sync.Once
 	klogTargets = &loggerStack{}
@@ -50,11 +48,9 @@ func (s *loggerStack) remove(z *zap.Logger) {
 	}
 }
 
-// RedirectKlog sends klog's output — client-go's informers, leader election,
-// event broadcaster and so on — to z, under the name "klog", until restore
-// is called. klog's verbosity then follows z's level: V(n) lines appear
-// when z is at level -n or lower (--zap-log-level=n), but never above
-// [MaxLibraryVerbosity], where client-go starts logging requests.
+// RedirectKlog sends klog's output (client-go's) to z, under the name
+// "klog", until restore is called. V(n) lines appear when z is at level -n
+// or lower (--zap-log-level=n), never above [MaxLibraryVerbosity].
 func RedirectKlog(z *zap.Logger) (restore func()) {
 	klogOnce.Do(func() {
 		current := zap.New(capped{targetCore{}}, zap.AddCaller()).Named("klog")

@@ -18,38 +18,22 @@ const (
 	EncoderConsole = "console"
 )
 
-// Options are kubebuilder's --zap-* flags. The zero value is production
-// logging: JSON, info level, stack traces on errors.
+// Options are kubebuilder's --zap-* flags, with their meaning; empty means
+// the mode's default, as controller-runtime's. The zero value is production
+// logging: JSON, info level, stack traces on errors. A verbosity Level n
+// enables logr's V(0)..V(n) (zap level -n), the libraries' lines stopping
+// at MaxLibraryVerbosity. Devel also makes DPanic panic.
 type Options struct {
-	// Level is "debug", "info", "warn", "error", or a verbosity n >= 0
-	// that enables logr's V(0)..V(n) (zap level -n), as kubebuilder's
-	// --zap-log-level; the libraries' lines stop at MaxLibraryVerbosity
-	// however large n is. Empty means the mode's default: debug with
-	// Devel, info without.
-	Level string
-	// Encoder is "json" or "console"; empty means the mode's default:
-	// console with Devel, json without.
-	Encoder string
-	// Devel is kubebuilder's --zap-devel: console encoding, debug level,
-	// stack traces from warnings up, and DPanic panics. Explicit Level,
-	// Encoder and StacktraceLevel still win.
-	Devel bool
-	// StacktraceLevel is kubebuilder's --zap-stacktrace-level: lines at
-	// this level and above carry a stack trace. "debug", "info", "warn",
-	// "error" or "panic"; empty means the mode's default: warn with Devel,
-	// error without, as controller-runtime.
+	Level, Encoder  string
+	Devel           bool
 	StacktraceLevel string
-	// TimeEncoding is kubebuilder's --zap-time-encoding, for both
-	// encoders: "epoch", "millis", "nano" (or "nanos"), "iso8601",
-	// "rfc3339" or "rfc3339nano"; empty means rfc3339, controller-runtime's
-	// default.
-	TimeEncoding string
+	TimeEncoding    string
 	// Output receives the log lines; nil means standard error.
 	Output io.Writer
 }
 
-// New builds the operator's logger. It returns an error naming the value
-// when Level or Encoder is not one it knows.
+// New builds the operator's logger, or an error naming the value it does
+// not know.
 func New(opts Options) (*zap.Logger, error) {
 	level, err := ParseLevel(opts.Level, opts.Devel)
 	if err != nil {
@@ -64,17 +48,14 @@ func New(opts Options) (*zap.Logger, error) {
 		return nil, err
 	}
 	encoder := opts.Encoder
-	if encoder == "" {
-		encoder = EncoderJSON
-		if opts.Devel {
-			encoder = EncoderConsole
-		}
+	if encoder == "" && opts.Devel {
+		encoder = EncoderConsole
 	}
 	// The encoder config follows the encoding, not the mode: JSON keeps the
 	// keys log pipelines expect (ts, level, msg), console is for people.
 	var enc zapcore.Encoder
 	switch encoder {
-	case EncoderJSON:
+	case "", EncoderJSON:
 		cfg := zap.NewProductionEncoderConfig()
 		cfg.EncodeTime = encodeTime
 		enc = zapcore.NewJSONEncoder(cfg)
@@ -101,8 +82,8 @@ func New(opts Options) (*zap.Logger, error) {
 	return zap.New(core, zopts...), nil
 }
 
-// ParseLevel reads a --zap-log-level value; empty means debug when devel,
-// info otherwise. A verbosity above 127 is clamped: zap levels are int8.
+// ParseLevel reads a --zap-log-level value. A verbosity above 127 is
+// clamped: zap levels are int8.
 func ParseLevel(s string, devel bool) (zapcore.Level, error) {
 	if l, ok := namedLevel(s, devel, zapcore.DebugLevel, zapcore.ErrorLevel); ok {
 		return l, nil
@@ -114,8 +95,7 @@ func ParseLevel(s string, devel bool) (zapcore.Level, error) {
 	return zapcore.Level(-min(n, 127)), nil
 }
 
-// ParseStacktraceLevel reads a --zap-stacktrace-level value; empty means
-// warn when devel, error otherwise, as controller-runtime's defaults.
+// ParseStacktraceLevel reads a --zap-stacktrace-level value.
 func ParseStacktraceLevel(s string, devel bool) (zapcore.Level, error) {
 	if l, ok := namedLevel(s, devel, zapcore.WarnLevel, zapcore.PanicLevel); ok {
 		return l, nil
@@ -138,9 +118,8 @@ func namedLevel(s string, devel bool, develDefault, highest zapcore.Level) (zapc
 	return l, err == nil && l <= highest && l != zapcore.DPanicLevel
 }
 
-// ParseTimeEncoding reads a --zap-time-encoding value; empty means
-// rfc3339, controller-runtime's default. controller-runtime documents
-// "nano" and parses "nanos": both are taken.
+// ParseTimeEncoding reads a --zap-time-encoding value. controller-runtime
+// documents "nano" and parses "nanos": both are taken.
 func ParseTimeEncoding(s string) (zapcore.TimeEncoder, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "", "rfc3339":

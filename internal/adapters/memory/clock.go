@@ -25,13 +25,6 @@ func (c *Clock) Now() time.Time {
 	return c.now
 }
 
-// Set moves the clock to t, backwards too.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 // Advance moves the clock forward by d and returns the new time.
 func (c *Clock) Advance(d time.Duration) time.Time {
 	c.mu.Lock()

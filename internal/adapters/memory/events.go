@@ -68,32 +68,16 @@ func (r *EventRecorder) Events() []Event {
 
 // EventsFor returns the Events regarding the object key, oldest first.
 func (r *EventRecorder) EventsFor(key types.NamespacedName) []Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []Event
-	for _, e := range r.events {
-		if e.Regarding == key {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(r.Events(), func(e Event) bool { return e.Regarding != key })
 }
 
 // Reasons lists the reasons of the recorded Events, oldest first: the
 // usual thing to assert.
 func (r *EventRecorder) Reasons() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]string, len(r.events))
-	for i, e := range r.events {
+	events := r.Events()
+	out := make([]string, len(events))
+	for i, e := range events {
 		out[i] = e.Reason
 	}
 	return out
-}
-
-// Reset forgets every Event.
-func (r *EventRecorder) Reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = nil
 }

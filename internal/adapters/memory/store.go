@@ -27,22 +27,20 @@ type Object interface {
 	runtime.Object
 }
 
-// Store is the twin of the cache (a ports.Reader[T]), the client (a
-// ports.Writer[T]) and the informer (its [Source]) for one kind at once,
-// the way a cluster is all three: what a reconcile writes, the next one
-// reads, and the source announces.
+// Store is the twin of the cache (a ports.Reader[T]) and the client (a
+// ports.Writer[T]) for one kind at once, the way a cluster is both: what a
+// reconcile writes, the next one reads.
 //
 // It behaves like the API server where the domain can tell: resourceVersion
 // bumps on every change and is checked on Update and UpdateStatus; Update
 // keeps the stored status and UpdateStatus changes only the status (for
 // kinds that have one); generation grows when the spec changes; a write that
-// changes nothing stores nothing and announces nothing; Delete honours the
-// uid precondition. Every write is reported to the context's
-// ports.WriteObserver, as the real writers do.
+// changes nothing stores nothing; Delete honours the uid precondition. Every
+// write is reported to the context's ports.WriteObserver, as the real
+// writers do.
 type Store[T Object] struct {
-	source *Source
-	kind   schema.GroupKind
-	what   string // the kind in lower case, for errors
+	kind schema.GroupKind
+	what string // the kind in lower case, for errors
 
 	mu       sync.Mutex // guards what follows
 	clock    ports.Clock
@@ -59,10 +57,9 @@ var (
 // NewStore returns an empty store of objects of kind.
 func NewStore[T Object](kind schema.GroupKind) *Store[T] {
 	return &Store[T]{
-		source: NewSource(kind),
-		kind:   kind,
-		what:   strings.ToLower(kind.Kind),
-		items:  map[types.NamespacedName]T{},
+		kind:  kind,
+		what:  strings.ToLower(kind.Kind),
+		items: map[types.NamespacedName]T{},
 	}
 }
 
@@ -74,9 +71,6 @@ func (s *Store[T]) WithClock(clock ports.Clock) *Store[T] {
 	s.clock = clock
 	return s
 }
-
-// Source announces every change of the store's objects.
-func (s *Store[T]) Source() *Source { return s.source }
 
 // Metadata reads the store's objects as metadata only, as the cache serves
 // a kind it holds metadata-only (Pods, for the operator).
@@ -150,12 +144,11 @@ func (s *Store[T]) Create(ctx context.Context, obj T) (T, error) {
 	}
 	key := keyOf(obj)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := s.failLocked("create", key); err != nil {
-		s.mu.Unlock()
 		return zero, err
 	}
 	if _, ok := s.items[key]; ok {
-		s.mu.Unlock()
 		return zero, fmt.Errorf("create %s %s: %w", s.what, key, ports.ErrAlreadyExists)
 	}
 	now := time.Now()
@@ -166,8 +159,7 @@ func (s *Store[T]) Create(ctx context.Context, obj T) (T, error) {
 	next.SetUID(types.UID(fmt.Sprintf("memory-%s-uid-%d", s.what, s.version+1)))
 	next.SetCreationTimestamp(metav1.NewTime(now.Truncate(time.Second)))
 	next.SetGeneration(1)
-	out := s.commitLocked(ctx, zero, next)
-	return out, nil
+	return s.commitLocked(ctx, next), nil
 }
 
 // Update implements ports.Writer: metadata and spec, keeping the stored
@@ -196,17 +188,15 @@ func (s *Store[T]) update(ctx context.Context, obj T, status bool) (T, error) {
 	}
 	key := keyOf(obj)
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := s.failLocked(what, key); err != nil {
-		s.mu.Unlock()
 		return zero, err
 	}
 	cur, ok := s.items[key]
 	switch {
 	case !ok:
-		s.mu.Unlock()
 		return zero, fmt.Errorf("%s %s: %w", what, key, ports.ErrNotFound)
 	case obj.GetResourceVersion() != "" && obj.GetResourceVersion() != cur.GetResourceVersion():
-		s.mu.Unlock()
 		return zero, fmt.Errorf("%s %s: resourceVersion %s is not the stored %s: %w",
 			what, key, obj.GetResourceVersion(), cur.GetResourceVersion(), ports.ErrConflict)
 	}
@@ -214,7 +204,6 @@ func (s *Store[T]) update(ctx context.Context, obj T, status bool) (T, error) {
 	if status {
 		next = copyOf(cur)
 		if !copyField(next, obj, "Status") {
-			s.mu.Unlock()
 			return zero, fmt.Errorf("%s %s: the kind has no status: %w", what, key, ports.ErrNotFound)
 		}
 	} else {
@@ -229,39 +218,36 @@ func (s *Store[T]) update(ctx context.Context, obj T, status bool) (T, error) {
 	}
 	next.SetResourceVersion(cur.GetResourceVersion())
 	if equality.Semantic.DeepEqual(next, cur) {
-		s.mu.Unlock()
 		return copyOf(cur), nil
 	}
-	return s.commitLocked(ctx, cur, next), nil
+	return s.commitLocked(ctx, next), nil
 }
 
 // PatchMetadata implements ports.Writer as a merge into the stored object's
 // labels and annotations: the others and every other field stay, and
-// nothing is written (no new resourceVersion, no event) when every key
+// nothing is written (no new resourceVersion) when every key
 // already has its value.
 func (s *Store[T]) PatchMetadata(ctx context.Context, key types.NamespacedName, patch ports.MetadataPatch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := s.failLocked("patch", key); err != nil {
-		s.mu.Unlock()
 		return err
 	}
 	cur, ok := s.items[key]
 	if !ok {
-		s.mu.Unlock()
 		return fmt.Errorf("patch %s %s: %w", s.what, key, ports.ErrNotFound)
 	}
 	labels, annotations := merge(cur.GetLabels(), patch.Labels), merge(cur.GetAnnotations(), patch.Annotations)
 	if maps.Equal(labels, cur.GetLabels()) && maps.Equal(annotations, cur.GetAnnotations()) {
-		s.mu.Unlock()
 		return nil
 	}
 	next := copyOf(cur)
 	next.SetLabels(labels)
 	next.SetAnnotations(annotations)
-	s.commitLocked(ctx, cur, next)
+	s.commitLocked(ctx, next)
 	return nil
 }
 
@@ -285,21 +271,18 @@ func (s *Store[T]) Delete(ctx context.Context, key types.NamespacedName, uid typ
 		return err
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if err := s.failLocked("delete", key); err != nil {
-		s.mu.Unlock()
 		return err
 	}
 	cur, ok := s.items[key]
 	switch {
 	case !ok:
-		s.mu.Unlock()
 		return fmt.Errorf("delete %s %s: %w", s.what, key, ports.ErrNotFound)
 	case uid != "" && cur.GetUID() != uid:
-		s.mu.Unlock()
 		return fmt.Errorf("delete %s %s: uid %s is not the stored %s: %w", s.what, key, uid, cur.GetUID(), ports.ErrConflict)
 	}
-	var none T
-	s.commitLocked(ctx, cur, none)
+	delete(s.items, key)
 	return nil
 }
 
@@ -313,35 +296,18 @@ func (s *Store[T]) failLocked(what string, key types.NamespacedName) error {
 	return fmt.Errorf("%s %s %s: injected: %w", what, s.what, key, err)
 }
 
-// commitLocked stores next (or deletes cur when next is nil) under a new
-// resourceVersion, reports the write, then announces it to the source in
-// order with other writes, after releasing s.mu. It returns a copy of next.
-func (s *Store[T]) commitLocked(ctx context.Context, cur, next T) T {
-	var old, out T
-	if !isNil(cur) {
-		old = copyOf(cur)
-	}
-	if !isNil(next) {
-		s.version++
-		next.SetResourceVersion(strconv.FormatUint(s.version, 10))
-		s.items[keyOf(next)] = next
-		out, next = copyOf(next), copyOf(next)
-		ports.ObserveWrite(ctx, s.kind, next.GetResourceVersion())
-	} else {
-		delete(s.items, keyOf(cur))
-	}
-	s.source.deliver.Lock()
-	s.mu.Unlock()
-	defer s.source.deliver.Unlock()
-	switch {
-	case isNil(old):
-		s.source.add(next)
-	case isNil(next):
-		s.source.delete(old)
-	default:
-		s.source.update(old, next)
-	}
-	return out
+// commitLocked stores next under a new resourceVersion and reports the
+// write. It returns a copy of next.
+func (s *Store[T]) commitLocked(ctx context.Context, next T) T {
+	s.version++
+	next.SetResourceVersion(strconv.FormatUint(s.version, 10))
+	s.items[keyOf(next)] = next
+	ports.ObserveWrite(ctx, s.kind, next.GetResourceVersion())
+	return copyOf(next)
+}
+
+func keyOf(o metav1.Object) types.NamespacedName {
+	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
 }
 
 // metadataReader serves a store's objects as PartialObjectMetadata.

@@ -3,6 +3,7 @@ package metrics
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -41,8 +42,6 @@ type authFilter struct {
 	// so a scraper presenting the same token every few seconds costs one
 	// TokenReview and one SubjectAccessReview a minute, not two a scrape.
 	authn, authz *utilcache.LRUExpireCache
-	// ttl overrides, zero meaning the defaults above; set by tests.
-	authnTTL, authnFail, allowTTL, denyTTL time.Duration
 }
 
 // clockFunc is a func() time.Time as the caches' clock.
@@ -57,14 +56,10 @@ type authnResult struct {
 
 func newAuthFilter(client kubernetes.Interface, log *zap.Logger, now func() time.Time) *authFilter {
 	return &authFilter{
-		client:    client,
-		log:       log,
-		authn:     utilcache.NewLRUExpireCacheWithClock(authCacheEntries, clockFunc(now)),
-		authz:     utilcache.NewLRUExpireCacheWithClock(authCacheEntries, clockFunc(now)),
-		authnTTL:  authnCacheTTL,
-		authnFail: authnFailTTL,
-		allowTTL:  authzAllowTTL,
-		denyTTL:   authzDenyTTL,
+		client: client,
+		log:    log,
+		authn:  utilcache.NewLRUExpireCacheWithClock(authCacheEntries, clockFunc(now)),
+		authz:  utilcache.NewLRUExpireCacheWithClock(authCacheEntries, clockFunc(now)),
 	}
 }
 
@@ -125,9 +120,9 @@ func (f *authFilter) authenticate(r *http.Request, token string) (authentication
 		return authenticationv1.UserInfo{}, false, fmt.Errorf("create tokenreview: %w", err)
 	}
 	res := authnResult{ok: tr.Status.Authenticated, user: tr.Status.User}
-	ttl := f.authnTTL
+	ttl := authnCacheTTL
 	if !res.ok {
-		ttl = f.authnFail
+		ttl = authnFailTTL
 	}
 	f.authn.Add(key, res, ttl)
 	return res.user, res.ok, nil
@@ -155,9 +150,9 @@ func (f *authFilter) authorize(r *http.Request, user authenticationv1.UserInfo, 
 		return false, fmt.Errorf("create subjectaccessreview for %s: %w", user.Username, err)
 	}
 	allowed := sar.Status.Allowed && !sar.Status.Denied
-	ttl := f.allowTTL
+	ttl := authzAllowTTL
 	if !allowed {
-		ttl = f.denyTTL
+		ttl = authzDenyTTL
 	}
 	f.authz.Add(key, allowed, ttl)
 	return allowed, nil
@@ -165,32 +160,10 @@ func (f *authFilter) authorize(r *http.Request, user authenticationv1.UserInfo, 
 
 // authzKey identifies an authorization question: everything the
 // SubjectAccessReview is asked about.
+// JSON writes the map's keys sorted.
 func authzKey(user authenticationv1.UserInfo, verb, path string) string {
-	var b strings.Builder
-	for _, s := range []string{user.Username, user.UID, verb, path} {
-		b.WriteString(s)
-		b.WriteByte(0)
-	}
-	groups := slices.Clone(user.Groups)
-	slices.Sort(groups)
-	for _, g := range groups {
-		b.WriteString(g)
-		b.WriteByte(1)
-	}
-	keys := make([]string, 0, len(user.Extra))
-	for k := range user.Extra {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte(2)
-		for _, v := range user.Extra[k] {
-			b.WriteString(v)
-			b.WriteByte(3)
-		}
-	}
-	return hash(b.String())
+	key, _ := json.Marshal([]any{user.Username, user.UID, verb, path, slices.Sorted(slices.Values(user.Groups)), user.Extra})
+	return hash(string(key))
 }
 
 func hash(s string) string {

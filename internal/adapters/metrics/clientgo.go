@@ -12,35 +12,16 @@ import (
 	clientmetrics "k8s.io/client-go/tools/metrics"
 )
 
-// The one piece of global state in this package, and why it exists.
-//
-// client-go reports the outcome of every request through package variables
-// of k8s.io/client-go/tools/metrics, which metrics.Register sets exactly once
-// per process (later calls are ignored) and every REST client reads without
-// synchronisation. A process therefore gets a single client-go sink, while we
-// want each application — and there are several in one test binary — to
-// count its own requests on its own registry.
-//
-// So a fan-out is installed as that single sink, from init: at that point no
-// goroutine can be making requests yet, which is the only moment the
-// unsynchronised write inside metrics.Register is race-free. Each
-// [RESTClientMetrics] attaches its counter to the fan-out on Start and
-// detaches it on Stop. A process with two applications counts every request
-// on both registries (client-go does not say which client made a request);
-// with one application, as in production, the counts are exact.
-var (
-	restClientResults = &resultFanout{}
-	installOnce       sync.Once
-)
+// client-go reports every request to package variables that
+// metrics.Register sets once per process and REST clients read without
+// synchronisation, so the one sink is a fan-out installed from init (before
+// any goroutine can make a request). A process with two applications, as in
+// tests, counts every request on both registries; with one, as in
+// production, the counts are exact.
+var restClientResults = &resultFanout{}
 
-func init() { installClientGoMetrics() }
-
-// installClientGoMetrics points client-go's request-result metric at the
-// fan-out. Idempotent.
-func installClientGoMetrics() {
-	installOnce.Do(func() {
-		clientmetrics.Register(clientmetrics.RegisterOpts{RequestResult: restClientResults})
-	})
+func init() {
+	clientmetrics.Register(clientmetrics.RegisterOpts{RequestResult: restClientResults})
 }
 
 // resultFanout forwards client-go's request results to every attached
@@ -117,7 +98,6 @@ func NewRESTClientMetrics(reg prometheus.Registerer) (*RESTClientMetrics, error)
 // another package registered client-go's metrics first, since the counter
 // would then silently stay at zero.
 func (m *RESTClientMetrics) Start(context.Context) error {
-	installClientGoMetrics()
 	if clientmetrics.RequestResult != clientmetrics.ResultMetric(restClientResults) {
 		return errors.New("rest client metrics: client-go's request metrics were registered by another package, rest_client_requests_total would stay empty")
 	}

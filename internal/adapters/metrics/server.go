@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -17,45 +18,18 @@ import (
 	"github.com/hexagonal-operator/operator/internal/httpserve"
 )
 
-// Defaults applied by [Options] fields left empty.
-const (
-	DefaultBindAddress = ":8443"
-	// DisabledBindAddress turns the server off, as with controller-runtime.
-	DisabledBindAddress = "0"
-	// MetricsPath is where the metrics are served.
-	MetricsPath = "/metrics"
-)
-
-const readHeaderTimeout = 10 * time.Second
-
 // Options configure the metrics [Server]. The zero value serves plain HTTP
-// on DefaultBindAddress; [DefaultOptions] is the secure default of the
-// operator's flags.
+// on :8443.
 type Options struct {
-	// BindAddress is host:port to listen on; empty means
-	// DefaultBindAddress, "0" disables the server, ":0" picks a free port.
+	// BindAddress is host:port to listen on; empty means ":8443", "0"
+	// disables the server, ":0" picks a free port.
 	BindAddress string
-	// Secure serves HTTPS and lets a request through only when its bearer
-	// token authenticates (TokenReview) and its user may get the path
-	// (SubjectAccessReview). It needs a kubernetes.Interface and a
-	// certificate.
+	// Secure serves HTTPS with TokenReview and SubjectAccessReview; it
+	// needs a kubernetes.Interface and a certificate.
 	Secure bool
-	// EnableHTTP2 also serves HTTP/2 in secure mode. It is off by default
+	// EnableHTTP2 also serves HTTP/2 in secure mode, off by default
 	// because of HTTP/2 rapid reset (CVE-2023-44487).
 	EnableHTTP2 bool
-}
-
-// DefaultOptions are the operator's defaults: HTTPS with authentication and
-// authorization on :8443.
-func DefaultOptions() Options {
-	return Options{BindAddress: DefaultBindAddress, Secure: true}
-}
-
-func (o Options) withDefaults() Options {
-	if o.BindAddress == "" {
-		o.BindAddress = DefaultBindAddress
-	}
-	return o
 }
 
 // CertSource is the secure server's certificate (internal/adapters/certs
@@ -73,23 +47,21 @@ type Server struct {
 	gatherer prometheus.Gatherer
 	log      *zap.Logger
 	auth     *authFilter
-	now      func() time.Time
 	certs    CertSource
-
-	http *httpserve.Server
+	http     *httpserve.Server
 }
 
 // New returns a server for gatherer; certs and client are needed (and
 // used) only in secure mode. It does no I/O.
 func New(opts Options, certs CertSource, gatherer prometheus.Gatherer, client kubernetes.Interface, log *zap.Logger) (*Server, error) {
-	opts = opts.withDefaults()
+	opts.BindAddress = cmp.Or(opts.BindAddress, ":8443")
 	if gatherer == nil {
 		return nil, errors.New("metrics server: a gatherer is required")
 	}
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{opts: opts, gatherer: gatherer, log: log, now: time.Now, certs: certs, http: httpserve.New("metrics server", log)}
+	s := &Server{opts: opts, gatherer: gatherer, log: log, certs: certs, http: httpserve.New("metrics server", log)}
 	if s.Disabled() {
 		return s, nil
 	}
@@ -100,19 +72,19 @@ func New(opts Options, certs CertSource, gatherer prometheus.Gatherer, client ku
 		if client == nil || certs == nil {
 			return nil, errors.New("metrics server: secure mode needs a certificate, and a Kubernetes client for TokenReview and SubjectAccessReview")
 		}
-		s.auth = newAuthFilter(client, log, s.now)
+		s.auth = newAuthFilter(client, log, time.Now)
 	}
 	return s, nil
 }
 
 // Disabled reports whether the bind address turned the server off.
-func (s *Server) Disabled() bool { return s.opts.BindAddress == DisabledBindAddress }
+func (s *Server) Disabled() bool { return s.opts.BindAddress == "0" }
 
 // Handler is the HTTP handler the server serves, authentication included in
 // secure mode.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle(MetricsPath, promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{
+	mux.Handle("/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.HTTPErrorOnError,
 		ErrorLog:      zap.NewStdLog(s.log),
 	}))
@@ -129,7 +101,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	srv := &http.Server{
 		Handler:           s.Handler(),
-		ReadHeaderTimeout: readHeaderTimeout,
+		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          zap.NewStdLog(s.log),
 		Protocols:         new(http.Protocols),
 	}

@@ -113,7 +113,7 @@ func TestNewRejects(t *testing.T) {
 		want string
 	}{
 		{"no gatherer", metrics.Options{}, nil, "gatherer"},
-		{"secure without client", metrics.DefaultOptions(), reg, "Kubernetes client"},
+		{"secure without client", metrics.Options{Secure: true}, reg, "Kubernetes client"},
 		{"bad address", metrics.Options{BindAddress: "nonsense"}, reg, "nonsense"},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package profiling
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -16,13 +17,6 @@ import (
 // DisabledBindAddress turns the server off; it is also the default.
 const DisabledBindAddress = "0"
 
-// IndexPath lists the profiles.
-const IndexPath = "/debug/pprof/"
-
-// readHeaderTimeout bounds a slow client's header. No write timeout: a CPU
-// profile or a trace answers after the seconds it was asked for.
-const readHeaderTimeout = 10 * time.Second
-
 // Options configure the profile [Server]. The zero value is off.
 type Options struct {
 	// BindAddress is host:port to listen on; empty or "0" disables the
@@ -35,15 +29,12 @@ type Server struct {
 	opts    Options
 	log     *zap.Logger
 	handler http.Handler
-
-	http *httpserve.Server
+	http    *httpserve.Server
 }
 
 // New returns a profile server. It does no I/O.
 func New(opts Options, log *zap.Logger) (*Server, error) {
-	if opts.BindAddress == "" {
-		opts.BindAddress = DisabledBindAddress
-	}
+	opts.BindAddress = cmp.Or(opts.BindAddress, DisabledBindAddress)
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -52,15 +43,14 @@ func New(opts Options, log *zap.Logger) (*Server, error) {
 			return nil, fmt.Errorf("profiling server: bind address %q: %w", opts.BindAddress, err)
 		}
 	}
+	// Index serves every named profile (heap, goroutine, ...) under its
+	// path; the other four are handlers of their own.
 	mux := http.NewServeMux()
-	// Index serves every named profile (heap, goroutine, allocs, block,
-	// mutex, threadcreate) under its path; the other four are handlers of
-	// their own.
-	mux.HandleFunc(IndexPath, pprof.Index)
-	mux.HandleFunc(IndexPath+"cmdline", pprof.Cmdline)
-	mux.HandleFunc(IndexPath+"profile", pprof.Profile)
-	mux.HandleFunc(IndexPath+"symbol", pprof.Symbol)
-	mux.HandleFunc(IndexPath+"trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return &Server{opts: opts, log: log, handler: mux, http: httpserve.New("profiling server", log)}, nil
 }
 
@@ -75,7 +65,9 @@ func (s *Server) Start(context.Context) error {
 	if s.Disabled() {
 		return nil
 	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: readHeaderTimeout, ErrorLog: zap.NewStdLog(s.log)}
+	// No write timeout: a CPU profile or a trace answers after the seconds
+	// it was asked for.
+	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.log)}
 	if err := s.http.Start(s.opts.BindAddress, srv, false); err != nil {
 		return err
 	}

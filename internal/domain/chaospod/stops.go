@@ -12,16 +12,12 @@ import (
 // milliseconds; one that takes longer holds no start back past this.
 const MaxStartDelay = 500 * time.Millisecond
 
-// stopGate lets stops go before starts. Every stop is due at a whole second
-// (spec.nextStop is stored with second precision), so the stops of all the
-// ChaosPods whose Pods started in the same second fall due together, as a
-// burst of DELETEs, and each Pod deleted brings its start right behind it:
-// a Pod CREATE and two ChaosPod writes, admitted by webhooks, several times
-// the API server's work of a DELETE. Starts sent while the burst is in
-// flight take the API server from it and make its last stops late. A stop
-// is promised for its time and a start is not, so a start first waits
-// until no stop is in flight, for at most MaxStartDelay; so does the
-// Event of a stop, one more write in the middle of the burst.
+// stopGate lets stops go before starts. spec.nextStop has whole seconds,
+// so the stops of Pods started in the same second fall due together, as a
+// burst of DELETEs, each bringing its start (several times a DELETE's work)
+// right behind it, which would make the burst's last stops late. A stop is
+// promised for its time and a start is not, so a start, and the Event of a
+// stop, first waits until no stop is in flight, for at most MaxStartDelay.
 type stopGate struct {
 	mu       sync.Mutex
 	inFlight int
