@@ -1,7 +1,7 @@
 // Package memory holds in-memory twins of the driven adapters (a [Store]
 // per kind standing in for the cache, the client and the informer at once,
 // an Event recorder, a clock, a leader elector) that satisfy the same ports
-// and pass the same contract suite (internal/ports/portstest), so domain
+// and pass the same contract suite (test/portstest), so domain
 // tests run in microseconds without an API server and still mean something.
 //
 // The twins are safe for concurrent use and hand out copies. A store

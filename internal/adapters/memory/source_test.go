@@ -18,7 +18,7 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/memory"
 	"github.com/hexagonal-operator/operator/internal/ports"
-	"github.com/hexagonal-operator/operator/internal/ports/portstest"
+	"github.com/hexagonal-operator/operator/test/portstest"
 )
 
 var podKind = schema.GroupKind{Kind: "Pod"}
