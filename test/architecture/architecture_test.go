@@ -70,7 +70,7 @@ func TestCheckRules(t *testing.T) {
 		{"internal/ports", mod + "/api/chaos/v1", true},
 		{"internal/ports", mod + "/internal/domain/replicaset", false},
 		{"internal/ports", "k8s.io/client-go/tools/cache", false},
-		{"internal/ports/portstest", "github.com/stretchr/testify/require", true},
+		{"test/portstest", "github.com/stretchr/testify/require", true},
 		{"internal/adapters/kube", "k8s.io/client-go/kubernetes", true},
 		{"internal/adapters/kube", mod + "/internal/ports", true},
 		{"internal/adapters/kube", mod + "/internal/adapters/kube/internal", true},

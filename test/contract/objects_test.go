@@ -21,7 +21,7 @@ import (
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
-	"github.com/hexagonal-operator/operator/internal/ports/portstest"
+	"github.com/hexagonal-operator/operator/test/portstest"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
 

@@ -15,7 +15,7 @@ import (
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/memory"
 	"github.com/hexagonal-operator/operator/internal/ports"
-	"github.com/hexagonal-operator/operator/internal/ports/portstest"
+	"github.com/hexagonal-operator/operator/test/portstest"
 )
 
 // fixture makes the store all three roles: the reader, the writer under
