@@ -10,21 +10,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// maxInterned bounds the interner's tables: past it they start afresh.
-// Objects keep what they share; only later objects stop sharing with
-// earlier ones, so memory stays bounded whatever the churn.
+// maxInterned bounds the interner's tables, which start afresh past it:
+// memory stays bounded whatever the churn.
 const maxInterned = 4096
 
 // interner makes cached objects share equal metadata: namespaces, label
-// and annotation maps, owner reference lists. Objects of one owner mostly
-// carry the same ones (the Pods of a ReplicaSet have its template's labels,
-// the webhook's annotation and the same controller reference), and those
-// are most of a metadata-only Pod's memory: sharing them keeps most of it
-// out of the heap (docs/performance.md, workload memory).
-//
-// Sharing is safe because a cached object is read-only (every reader's
-// contract says "do not mutate it"); equal values are indistinguishable
-// to a reader.
+// and annotation maps, owner reference lists. The Pods of one ReplicaSet
+// carry the same ones, which are most of a metadata-only Pod's memory
+// (docs/performance.md, workload memory). Sharing is safe because cached
+// objects are read-only.
 type interner struct {
 	seed maphash.Seed
 
@@ -49,10 +43,8 @@ func (in *interner) reset() {
 }
 
 // intern replaces obj's metadata by equal values shared with other
-// objects; for a ReplicaSet, its selector's and Pod template's labels too,
-// which are those of its Pods. The cache's informers all hold typed
-// objects, whose accessors hand out the maps themselves (an unstructured
-// object's would hand out copies, and gain nothing).
+// objects; for a ReplicaSet, its selector's and Pod template's labels too.
+// Only typed objects gain: an unstructured object's accessors copy.
 func (in *interner) intern(obj metav1.Object) {
 	in.mu.Lock()
 	defer in.mu.Unlock()

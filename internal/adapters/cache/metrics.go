@@ -8,8 +8,7 @@ var objectsDesc = prometheus.NewDesc(
 	[]string{"kind"}, nil,
 )
 
-// objectsCollector reads the counts at scrape time, so they cannot drift
-// from the stores and cost nothing between scrapes.
+// objectsCollector counts the stores at scrape time.
 type objectsCollector struct{ c *Cache }
 
 func (o objectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- objectsDesc }
