@@ -18,17 +18,15 @@ type Access struct {
 	Group       string
 	Resource    string
 	Subresource string
-	// Namespace and Name narrow the request; empty means every namespace
-	// (or a cluster-scoped resource) and any name.
+	// Namespace and Name narrow the request; empty means any.
 	Namespace string
 	Name      string
-	// GrantedBy says where the operator's manifests grant it, so that the
-	// error says what to edit.
+	// GrantedBy names the manifest that grants it, for the error.
 	GrantedBy string
 }
 
-// String spells the request as RBAC does: verb group/resource/subresource
-// "name" in namespace "ns"; without a namespace it is cluster-wide.
+// String spells the request: verb group/resource/subresource "name" in
+// namespace "ns".
 func (a Access) String() string {
 	var b strings.Builder
 	b.WriteString(a.Verb)
@@ -63,15 +61,14 @@ func (e *MissingAccessError) Error() string {
 	return b.String()
 }
 
-// accessCheckParallelism bounds the reviews in flight: enough that a
-// dozen cost about one round trip, few enough not to burst.
+// accessCheckParallelism bounds the reviews in flight: a dozen cost about
+// one round trip, without a burst.
 const accessCheckParallelism = 8
 
 // CheckAccess asks the API server, with one SelfSubjectAccessReview per
-// request, whether the operator's identity may make each of wants. It
-// returns a *MissingAccessError naming every refused one, or the first
-// error that kept it from asking. Any authenticated identity may create
-// SelfSubjectAccessReviews, so the check itself needs no grant.
+// request (which any identity may create), whether the operator's identity
+// may make each of wants. It returns a *MissingAccessError naming every
+// refused one, or the first error that kept it from asking.
 func CheckAccess(ctx context.Context, client kubernetes.Interface, wants []Access) error {
 	if client == nil {
 		return errors.New("access check: a kubernetes client is required")
