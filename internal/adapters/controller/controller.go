@@ -69,6 +69,10 @@ func (c Config) validate() error {
 
 type queue = workqueue.TypedRateLimitingInterface[ports.Request]
 
+// newRateLimiter is the back-off of failed requests, client-go's controller
+// default; one per queue, since it remembers failures per request.
+var newRateLimiter = workqueue.DefaultTypedControllerRateLimiter[ports.Request]
+
 // state is where a Controller is in its life.
 type state int
 
@@ -171,7 +175,7 @@ func (c *Controller) Start(ctx context.Context) error {
 
 	// The queue starts goroutines of its own, so it is made here and not
 	// in New.
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(c.opts.NewRateLimiter(),
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(newRateLimiter(),
 		workqueue.TypedRateLimitingQueueConfig[ports.Request]{Name: c.name, MetricsProvider: c.queueMP})
 	for _, w := range c.watches {
 		h := &eventHandler{mapFn: w.Map, predicate: predicate.And(w.Predicates...), queue: q}
