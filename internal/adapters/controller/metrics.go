@@ -47,10 +47,10 @@ func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C, errp *
 // reconcileMetrics are controller-runtime's controller metrics, under its
 // names so existing dashboards work, curried to one controller.
 type reconcileMetrics struct {
-	total    map[string]prometheus.Counter
-	errors   prometheus.Counter
-	terminal prometheus.Counter
-	panics   prometheus.Counter
+	total      map[string]prometheus.Counter
+	errors     prometheus.Counter
+	terminal   prometheus.Counter
+	panics     prometheus.Counter
 	timeouts   prometheus.Counter
 	time       prometheus.Observer
 	active     prometheus.Gauge
