@@ -17,10 +17,9 @@ func withReconcile(ctx context.Context, id string, log *zap.Logger) context.Cont
 	return context.WithValue(ctx, reconcileKey{}, reconcileInfo{id: id, log: log})
 }
 
-// LoggerFrom returns the logger of the reconcile ctx belongs to, carrying the
-// fields controller, namespace, name and reconcileID; a no-op logger outside
-// a reconcile. Decorators around a ports.Reconciler use it so their lines
-// can be joined with the controller's.
+// LoggerFrom returns the logger of the reconcile ctx belongs to, with the
+// fields controller, namespace, name and reconcileID; a no-op logger
+// outside a reconcile.
 func LoggerFrom(ctx context.Context) *zap.Logger {
 	if info, ok := ctx.Value(reconcileKey{}).(reconcileInfo); ok {
 		return info.log

@@ -8,11 +8,10 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// StuckCheck returns the controller's liveness check: it fails while any
-// reconcile has been running for longer than Options.StuckThreshold, naming
-// the request. Such a reconcile has ignored its context's deadline for a
-// long time and holds a worker (and its object) for good; restarting the
-// process is the only cure, which is what a failing /healthz asks for.
+// StuckCheck returns the controller's liveness check: it fails, naming the
+// request, while a reconcile has run longer than Options.StuckThreshold,
+// ignoring its deadline and holding a worker for good: only a restart,
+// which a failing /healthz asks for, cures that.
 func (c *Controller) StuckCheck() ports.HealthCheck { return stuckCheck{c: c} }
 
 type stuckCheck struct{ c *Controller }
