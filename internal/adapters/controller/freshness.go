@@ -104,7 +104,9 @@ func (l *ledger) sweepLocked() {
 	l.sweepAt = max(2*len(l.pending), minSweep)
 }
 
-func (l *ledger) allApplied(writes map[schema.GroupKind]string) bool { return l.unapplied(writes) == "" }
+func (l *ledger) allApplied(writes map[schema.GroupKind]string) bool {
+	return l.unapplied(writes) == ""
+}
 
 // unapplied describes a write the caches have not applied, "" if none.
 func (l *ledger) unapplied(writes map[schema.GroupKind]string) string {
