@@ -3,7 +3,7 @@ package cache
 import (
 	"hash/maphash"
 	"maps"
-	"slices"
+	"reflect"
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -120,23 +120,11 @@ func (in *interner) ownerRefs(refs []metav1.OwnerReference) []metav1.OwnerRefere
 	}
 	sum := h.Sum64()
 	for _, shared := range in.owners[sum] {
-		if slices.EqualFunc(shared, refs, equalOwnerRef) {
+		if reflect.DeepEqual(shared, refs) {
 			return shared
 		}
 	}
 	in.owners[sum] = append(in.owners[sum], refs)
 	in.entries++
 	return refs
-}
-
-func equalOwnerRef(a, b metav1.OwnerReference) bool {
-	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name && a.UID == b.UID &&
-		equalBool(a.Controller, b.Controller) && equalBool(a.BlockOwnerDeletion, b.BlockOwnerDeletion)
-}
-
-func equalBool(a, b *bool) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }

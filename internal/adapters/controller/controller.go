@@ -90,7 +90,7 @@ type Controller struct {
 	log        *zap.Logger
 	opts       Options
 	metrics    *reconcileMetrics
-	queueMP    *MetricsProvider
+	queueMP    *queueMetrics
 	ledger     *ledger
 
 	mu       sync.Mutex // guards state and what Start creates
@@ -122,7 +122,7 @@ func New(cfg Config, deps Deps) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new controller %q: %w", cfg.Name, err)
 	}
-	mp, err := NewMetricsProvider(deps.Registerer)
+	mp, err := newQueueMetrics(deps.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("new controller %q: %w", cfg.Name, err)
 	}

@@ -7,5 +7,8 @@ func StopRequested(c *Controller) <-chan struct{} { return c.stopping }
 // applied yet.
 func LedgerLen(c *Controller) int { return c.ledger.len() }
 
+// NewQueueMetrics registers the workqueue metrics on reg.
+var NewQueueMetrics = newQueueMetrics
+
 // RequestsOf is what an event of objs enqueues through m.
 var RequestsOf = requestsOf

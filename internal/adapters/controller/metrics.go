@@ -122,11 +122,11 @@ func claimName(reg prometheus.Registerer, name string, workers int) error {
 	return nil
 }
 
-// MetricsProvider gives client-go's work queues controller-runtime's
+// queueMetrics is a workqueue.MetricsProvider of controller-runtime's
 // workqueue metrics (label name = the queue's name) on a registry of the
 // caller's choosing instead of client-go's process-wide provider. Several
 // on one registry share its vectors.
-type MetricsProvider struct {
+type queueMetrics struct {
 	depth                   *prometheus.GaugeVec
 	adds                    *prometheus.CounterVec
 	latency                 *prometheus.HistogramVec
@@ -136,14 +136,9 @@ type MetricsProvider struct {
 	retries                 *prometheus.CounterVec
 }
 
-var _ workqueue.MetricsProvider = (*MetricsProvider)(nil)
+var _ workqueue.MetricsProvider = (*queueMetrics)(nil)
 
-// NewMetricsProvider registers the workqueue metric vectors on reg, or
-// reuses those already there.
-func NewMetricsProvider(reg prometheus.Registerer) (*MetricsProvider, error) {
-	if reg == nil {
-		return nil, errors.New("new workqueue metrics: registerer is nil")
-	}
+func newQueueMetrics(reg prometheus.Registerer) (*queueMetrics, error) {
 	var err error
 	labels := []string{"name"}
 	histogram := func(name, help string) *prometheus.HistogramVec {
@@ -161,7 +156,7 @@ func NewMetricsProvider(reg prometheus.Registerer) (*MetricsProvider, error) {
 	counter := func(name, help string) *prometheus.CounterVec {
 		return registerOnce(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: name, Help: help}, labels), &err)
 	}
-	p := &MetricsProvider{
+	p := &queueMetrics{
 		depth:        gauge("depth", "Current depth of workqueue"),
 		adds:         counter("adds_total", "Total number of adds handled by workqueue"),
 		latency:      histogram("queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested"),
@@ -179,7 +174,7 @@ func NewMetricsProvider(reg prometheus.Registerer) (*MetricsProvider, error) {
 
 // init creates every series of queue name at zero, before the queue exists
 // (it is only made when the controller starts).
-func (p *MetricsProvider) init(name string) {
+func (p *queueMetrics) init(name string) {
 	p.NewDepthMetric(name)
 	p.NewAddsMetric(name)
 	p.NewLatencyMetric(name)
@@ -189,37 +184,30 @@ func (p *MetricsProvider) init(name string) {
 	p.NewRetriesMetric(name)
 }
 
-// NewDepthMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewDepthMetric(name string) workqueue.GaugeMetric {
+func (p *queueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
 	return p.depth.WithLabelValues(name)
 }
 
-// NewAddsMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewAddsMetric(name string) workqueue.CounterMetric {
+func (p *queueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
 	return p.adds.WithLabelValues(name)
 }
 
-// NewLatencyMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewLatencyMetric(name string) workqueue.HistogramMetric {
+func (p *queueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
 	return p.latency.WithLabelValues(name)
 }
 
-// NewWorkDurationMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+func (p *queueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
 	return p.workDuration.WithLabelValues(name)
 }
 
-// NewUnfinishedWorkSecondsMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+func (p *queueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
 	return p.unfinished.WithLabelValues(name)
 }
 
-// NewLongestRunningProcessorSecondsMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+func (p *queueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
 	return p.longestRunningProcessor.WithLabelValues(name)
 }
 
-// NewRetriesMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewRetriesMetric(name string) workqueue.CounterMetric {
+func (p *queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
 	return p.retries.WithLabelValues(name)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 
@@ -28,23 +29,14 @@ type Access struct {
 // String spells the request: verb group/resource/subresource "name" in
 // namespace "ns".
 func (a Access) String() string {
-	var b strings.Builder
-	b.WriteString(a.Verb)
-	b.WriteByte(' ')
-	if a.Group != "" {
-		b.WriteString(a.Group + "/")
-	}
-	b.WriteString(a.Resource)
-	if a.Subresource != "" {
-		b.WriteString("/" + a.Subresource)
-	}
+	s := a.Verb + " " + path.Join(a.Group, a.Resource, a.Subresource)
 	if a.Name != "" {
-		fmt.Fprintf(&b, " %q", a.Name)
+		s += fmt.Sprintf(" %q", a.Name)
 	}
 	if a.Namespace != "" {
-		fmt.Fprintf(&b, " in namespace %q", a.Namespace)
+		s += fmt.Sprintf(" in namespace %q", a.Namespace)
 	}
-	return b.String()
+	return s
 }
 
 // MissingAccessError lists what the API server refused, one line each.
