@@ -103,12 +103,7 @@ type Controller struct {
 	done     chan struct{}      // closed once running is done
 
 	inflightMu sync.Mutex
-	inflight   map[string]inflight // by reconcile ID
-}
-
-type inflight struct {
-	req   ports.Request
-	start time.Time
+	inflight   map[ports.Request]time.Time // when each reconcile began
 }
 
 // New checks cfg and deps and registers the controller's metrics; a name
@@ -143,7 +138,7 @@ func New(cfg Config, deps Deps) (*Controller, error) {
 		queueMP:    mp,
 		stopping:   make(chan struct{}),
 		done:       make(chan struct{}),
-		inflight:   map[string]inflight{},
+		inflight:   map[ports.Request]time.Time{},
 		ledger:     newLedger(freshnessOf(cfg.Watches)),
 	}, nil
 }
@@ -283,8 +278,8 @@ func (c *Controller) process(ctx context.Context, q queue, req ports.Request) {
 
 	id := string(uuid.NewUUID())
 	log := c.log.With(zap.String("namespace", req.Namespace), zap.String("name", req.Name), zap.String("reconcileID", id))
-	c.track(id, req)
-	defer c.untrack(id)
+	c.setInflight(req, time.Now())
+	defer c.setInflight(req, time.Time{})
 
 	start := time.Now()
 	res, err := c.reconcile(ctx, req, id, log)
@@ -382,16 +377,15 @@ type panicError struct {
 // carrying a terminal error.
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v [recovered]", p.value) }
 
-func (c *Controller) track(id string, req ports.Request) {
+// setInflight records when the reconcile of req began; zero when it ended.
+func (c *Controller) setInflight(req ports.Request, start time.Time) {
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
-	c.inflight[id] = inflight{req: req, start: time.Now()}
-}
-
-func (c *Controller) untrack(id string) {
-	c.inflightMu.Lock()
-	defer c.inflightMu.Unlock()
-	delete(c.inflight, id)
+	if start.IsZero() {
+		delete(c.inflight, req)
+	} else {
+		c.inflight[req] = start
+	}
 }
 
 // inflightKeys lists the requests being reconciled, sorted.
@@ -399,8 +393,8 @@ func (c *Controller) inflightKeys() []string {
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
 	keys := make([]string, 0, len(c.inflight))
-	for _, f := range c.inflight {
-		keys = append(keys, f.req.String())
+	for req := range c.inflight {
+		keys = append(keys, req.String())
 	}
 	slices.Sort(keys)
 	return keys

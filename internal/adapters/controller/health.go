@@ -26,17 +26,17 @@ func (s stuckCheck) Check(context.Context) error {
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
 	var (
-		oldest  inflight
+		oldest  ports.Request
 		longest time.Duration
 	)
-	for _, f := range c.inflight {
-		if d := now.Sub(f.start); d > longest {
-			oldest, longest = f, d
+	for req, start := range c.inflight {
+		if d := now.Sub(start); d > longest {
+			oldest, longest = req, d
 		}
 	}
 	if longest > c.opts.StuckThreshold {
 		return fmt.Errorf("controller %q: reconcile of %s running for %s, over the %s threshold",
-			c.name, oldest.req, longest.Round(time.Millisecond), c.opts.StuckThreshold)
+			c.name, oldest, longest.Round(time.Millisecond), c.opts.StuckThreshold)
 	}
 	return nil
 }
