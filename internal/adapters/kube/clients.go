@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"net/http"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -82,16 +85,25 @@ func NewClients(cfg *rest.Config, opts Options) (*Clients, error) {
 	return &Clients{Kubernetes: k, Metadata: m, Dynamic: d, typed: typed, httpClient: httpClient}, nil
 }
 
-// restClientFor is the REST client of gv, a group of client-go's scheme,
-// configured as the clientset's.
-func (c *Clients) restClientFor(gv schema.GroupVersion) (rest.Interface, error) {
+// restClientFor is a REST client of gv that decodes example's kind: with
+// client-go's scheme (protobuf) for its groups, else (a CRD) with a scheme
+// of that kind alone (JSON).
+func (c *Clients) restClientFor(gv schema.GroupVersion, kind string, example runtime.Object) (rest.Interface, error) {
 	cfg := rest.CopyConfig(c.typed)
 	cfg.GroupVersion = &gv
 	cfg.APIPath = "/apis"
 	if gv.Group == "" {
 		cfg.APIPath = "/api"
 	}
-	cfg.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	if scheme.Scheme.IsVersionRegistered(gv) {
+		cfg.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	} else {
+		s := runtime.NewScheme()
+		s.AddKnownTypeWithName(gv.WithKind(kind), example)
+		metav1.AddToGroupVersion(s, gv)
+		cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
+		cfg.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
+	}
 	rc, err := rest.RESTClientForConfigAndClient(cfg, c.httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kube clients: %s client: %w", gv, err)

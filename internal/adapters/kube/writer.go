@@ -8,13 +8,10 @@ import (
 	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/gentype"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -31,11 +28,11 @@ type Object interface {
 }
 
 // Writer implements ports.Writer[T] on the API server for one resource:
-// whole objects through the group's typed REST client (protobuf) when the
-// group is one of client-go's scheme, through the dynamic client (JSON)
-// otherwise, as for a CRD; PatchMetadata through the metadata client.
+// whole objects through client-go's generic typed client (protobuf for the
+// built-in kinds, JSON for a CRD's), PatchMetadata through the metadata
+// client.
 type Writer[T Object] struct {
-	objects  func(namespace string) objectClient[T]
+	objects  func(namespace string) *gentype.Client[T]
 	meta     metadata.Interface
 	resource schema.GroupVersionResource
 	kind     schema.GroupKind
@@ -43,15 +40,6 @@ type Writer[T Object] struct {
 }
 
 var _ ports.Writer[*metav1.PartialObjectMetadata] = (*Writer[*metav1.PartialObjectMetadata])(nil)
-
-// objectClient writes whole objects of one resource in one namespace, as
-// client-go's typed clients do.
-type objectClient[T Object] interface {
-	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
-	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
-	UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
-	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
-}
 
 // NewWriter returns the writer of resource, whose objects are T; T's type
 // name is the kind.
@@ -72,19 +60,12 @@ func NewWriter[T Object](clients *Clients, resource schema.GroupVersionResource)
 		kind:     schema.GroupKind{Group: resource.Group, Kind: typ.Elem().Name()},
 		what:     resource.GroupResource().String(),
 	}
-	if !scheme.Scheme.IsVersionRegistered(resource.GroupVersion()) {
-		apiVersion := resource.GroupVersion().String()
-		w.objects = func(ns string) objectClient[T] {
-			return dynamicClient[T]{client: clients.Dynamic.Resource(resource).Namespace(ns), apiVersion: apiVersion, kind: w.kind.Kind}
-		}
-		return w, nil
-	}
-	rc, err := clients.restClientFor(resource.GroupVersion())
+	rc, err := clients.restClientFor(resource.GroupVersion(), w.kind.Kind, newObject[T]())
 	if err != nil {
 		return nil, fmt.Errorf("writer %s: %w", resource, err)
 	}
-	w.objects = func(ns string) objectClient[T] {
-		return gentype.NewClient(resource.Resource, rc, scheme.ParameterCodec, ns, newObject[T], gentype.PrefersProtobuf[T]())
+	w.objects = func(ns string) *gentype.Client[T] {
+		return gentype.NewClient(resource.Resource, rc, metav1.ParameterCodec, ns, newObject[T], gentype.PrefersProtobuf[T]())
 	}
 	return w, nil
 }
@@ -157,55 +138,6 @@ func (w *Writer[T]) Delete(ctx context.Context, key types.NamespacedName, uid ty
 		return fmt.Errorf("delete %s %s: %w", w.what, key, TranslateError(err))
 	}
 	return nil
-}
-
-// dynamicClient is an objectClient over the dynamic client, converting T
-// to and from unstructured objects.
-type dynamicClient[T Object] struct {
-	client           dynamic.ResourceInterface
-	apiVersion, kind string
-}
-
-func (c dynamicClient[T]) Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error) {
-	return c.write(obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return c.client.Create(ctx, u, opts)
-	})
-}
-
-func (c dynamicClient[T]) Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error) {
-	return c.write(obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return c.client.Update(ctx, u, opts)
-	})
-}
-
-func (c dynamicClient[T]) UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error) {
-	return c.write(obj, func(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-		return c.client.UpdateStatus(ctx, u, opts)
-	})
-}
-
-func (c dynamicClient[T]) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
-	return c.client.Delete(ctx, name, opts)
-}
-
-func (c dynamicClient[T]) write(obj T, call func(*unstructured.Unstructured) (*unstructured.Unstructured, error)) (T, error) {
-	var zero T
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return zero, fmt.Errorf("convert %T to unstructured: %w", obj, err)
-	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetAPIVersion(c.apiVersion)
-	u.SetKind(c.kind)
-	got, err := call(u)
-	if err != nil {
-		return zero, err
-	}
-	out := newObject[T]()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, out); err != nil {
-		return zero, fmt.Errorf("convert unstructured to %T: %w", out, err)
-	}
-	return out, nil
 }
 
 func newObject[T Object]() T {
