@@ -70,9 +70,8 @@ type Cache struct {
 
 var _ ports.HealthCheck = (*Cache)(nil)
 
-// New returns a cache reading through client (typed kinds) and meta
-// (metadata-only kinds), registering operator_cache_objects on reg unless
-// it is nil. It does no I/O.
+// New returns a cache reading through client and meta, with
+// operator_cache_objects on reg unless it is nil. It does no I/O.
 func New(client kubernetes.Interface, meta metadata.Interface, reg prometheus.Registerer, logger *zap.Logger, opts Options) (*Cache, error) {
 	if client == nil || meta == nil {
 		return nil, errors.New("cache: a kubernetes client and a metadata client are required")
@@ -192,8 +191,7 @@ func (c *Cache) WaitForSync(ctx context.Context) error {
 // Name implements ports.HealthCheck.
 func (c *Cache) Name() string { return HealthCheckName }
 
-// Check implements ports.HealthCheck: nil once HasSynced, otherwise an
-// error naming the kinds still listing.
+// Check implements ports.HealthCheck, naming the kinds still listing.
 func (c *Cache) Check(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -263,11 +261,9 @@ func (c *Cache) claim(kind, how string) error {
 	return nil
 }
 
-// newInformer is a shared informer of the objects lw lists, with no
-// namespace index (reads are by key, and an index costs an entry per
-// object). client is what lw lists through: the reflector asks it whether
-// it can serve watch-lists, which fakes cannot. Its lists and watches wait
-// out refused connections (see patience), logging as kind.
+// newInformer is a shared informer of lw, with no namespace index (reads are
+// by key), whose calls wait out refused connections (patience). client is
+// what lw lists through, which the reflector asks about watch-lists.
 func newInformer(logger *zap.Logger, kind string, lw *toolscache.ListWatch, client any, example runtime.Object) toolscache.SharedIndexInformer {
 	return toolscache.NewSharedIndexInformerWithOptions(
 		toolscache.ToListWatcherWithWatchListSemantics(defaultPatience(logger, kind).wrap(lw), client), example,
@@ -317,9 +313,8 @@ func (c *Cache) syncedInformer(ctx context.Context, s *source) (toolscache.Share
 	return inf, nil
 }
 
-// waitFor waits for checkers until ctx is done or the cache stops (an
-// informer stopped before its first list never reports). Call it only once
-// the cache has started.
+// waitFor waits for checkers until ctx is done or the cache (started)
+// stops, which an informer stopped before its first list never reports.
 func (c *Cache) waitFor(ctx context.Context, checkers ...toolscache.DoneChecker) bool {
 	c.mu.Lock()
 	runCtx := c.runCtx
@@ -356,4 +351,27 @@ func (c *Cache) transform(obj any) (any, error) {
 	}
 	c.interner.intern(o)
 	return obj, nil
+}
+
+var objectsDesc = prometheus.NewDesc(
+	"operator_cache_objects",
+	"Number of objects held in the operator's informer caches.",
+	[]string{"kind"}, nil,
+)
+
+// objectsCollector counts the stores at scrape time.
+type objectsCollector struct{ c *Cache }
+
+func (o objectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- objectsDesc }
+
+func (o objectsCollector) Collect(ch chan<- prometheus.Metric) {
+	o.c.mu.Lock()
+	counts := make(map[string]int, len(o.c.informers))
+	for kind, inf := range o.c.informers {
+		counts[kind] = len(inf.GetStore().ListKeys())
+	}
+	o.c.mu.Unlock()
+	for kind, n := range counts {
+		ch <- prometheus.MustNewConstMetric(objectsDesc, prometheus.GaugeValue, float64(n), kind)
+	}
 }

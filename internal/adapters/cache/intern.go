@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"sync"
+	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,7 +24,6 @@ type interner struct {
 	seed maphash.Seed
 
 	mu      sync.Mutex // transforms of different informers run concurrently
-	strs    map[string]string
 	dicts   map[uint64][]map[string]string
 	owners  map[uint64][][]metav1.OwnerReference
 	entries int
@@ -36,7 +36,6 @@ func newInterner() *interner {
 }
 
 func (in *interner) reset() {
-	in.strs = map[string]string{}
 	in.dicts = map[uint64][]map[string]string{}
 	in.owners = map[uint64][][]metav1.OwnerReference{}
 	in.entries = 0
@@ -59,7 +58,7 @@ func (in *interner) intern(obj metav1.Object) {
 			t.Labels = in.dict(t.Labels)
 		}
 	}
-	obj.SetNamespace(in.str(obj.GetNamespace()))
+	obj.SetNamespace(unique.Make(obj.GetNamespace()).Value())
 	if l := obj.GetLabels(); len(l) > 0 {
 		obj.SetLabels(in.dict(l))
 	}
@@ -69,18 +68,6 @@ func (in *interner) intern(obj metav1.Object) {
 	if refs := obj.GetOwnerReferences(); len(refs) > 0 {
 		obj.SetOwnerReferences(in.ownerRefs(refs))
 	}
-}
-
-func (in *interner) str(s string) string {
-	if s == "" {
-		return s
-	}
-	if shared, ok := in.strs[s]; ok {
-		return shared
-	}
-	in.strs[s] = s
-	in.entries++
-	return s
 }
 
 func (in *interner) dict(m map[string]string) map[string]string {

@@ -66,10 +66,8 @@ func NewResource[T Object](c *Cache, resource schema.GroupVersionResource) (*Res
 	return newResource[T](c, resource, kind, "typed", lw, c.client, newObject[T](), nil)
 }
 
-// NewMetadataResource caches resource as metadata only (PartialObjectMetadata
-// through the metadata client), for a kind whose spec and status no reader
-// looks at. kind is the resource's kind, which the metadata client cannot
-// tell; trims drop the metadata no reader looks at either.
+// NewMetadataResource caches resource's metadata only, through the metadata
+// client, which cannot tell kind; trims drop what no reader looks at.
 func NewMetadataResource(c *Cache, resource schema.GroupVersionResource, kind string, trims ...Trim) (*Resource[*metav1.PartialObjectMetadata], error) {
 	if err := check[*metav1.PartialObjectMetadata](c, resource); err != nil {
 		return nil, err
@@ -81,8 +79,7 @@ func NewMetadataResource(c *Cache, resource schema.GroupVersionResource, kind st
 	for _, t := range trims {
 		mode += " " + t.name
 	}
-	// The metadata client clears the objects' type; a cached object says
-	// its kind, so that an Event about it, or any reader, can tell.
+	// The metadata client clears the type, which an Event about the object needs.
 	typeMeta := metav1.TypeMeta{APIVersion: resource.GroupVersion().String(), Kind: kind}
 	decode := func(obj any) (any, error) {
 		if m, ok := obj.(*metav1.PartialObjectMetadata); ok {
@@ -98,8 +95,7 @@ func NewMetadataResource(c *Cache, resource schema.GroupVersionResource, kind st
 }
 
 // Trim drops part of a metadata-only object's metadata before the cache
-// holds it. The same kind cached with other trims is refused, since both
-// would share one informer.
+// holds it; one kind cannot be cached with two sets of trims.
 type Trim struct {
 	name string // for the refusal's message
 	trim func(*metav1.ObjectMeta)
@@ -144,8 +140,7 @@ func check[T Object](c *Cache, resource schema.GroupVersionResource) error {
 }
 
 // newResource keys the kind's informer by its kind name (the label of its
-// metrics and readiness messages): asking twice for a kind the same way
-// shares one informer, another way is refused.
+// metrics), refusing another way of caching it.
 func newResource[T Object](c *Cache, resource schema.GroupVersionResource, kind, mode string,
 	lw *toolscache.ListWatch, client any, example runtime.Object, decode func(any) (any, error),
 ) (*Resource[T], error) {
@@ -210,8 +205,7 @@ func fromUnstructured[T Object](obj any) (any, error) {
 	return out, nil
 }
 
-// namespaceOf is the namespace to list and watch: none for a cluster-scoped
-// kind.
+// namespaceOf is the namespace to list and watch, none if cluster-scoped.
 func namespaceOf(resource schema.GroupVersionResource, kind, namespace string) string {
 	if clusterScoped[schema.GroupKind{Group: resource.Group, Kind: kind}] {
 		return ""
@@ -240,8 +234,8 @@ var groupClients = map[schema.GroupVersion]func(kubernetes.Interface) rest.Inter
 	admissionregistrationv1.SchemeGroupVersion: func(c kubernetes.Interface) rest.Interface { return c.AdmissionregistrationV1().RESTClient() },
 }
 
-// Typed reports whether [NewResource] reads gv's kinds from a real
-// clientset; other kinds are read with [NewDynamicResource].
+// Typed reports whether [NewResource] reads gv's kinds, rather than
+// [NewDynamicResource].
 func Typed(gv schema.GroupVersion) bool { return groupClients[gv] != nil }
 
 // clusterScoped are the listable kinds of the groupClients that live outside
@@ -260,9 +254,8 @@ var clusterScoped = map[schema.GroupKind]bool{
 }
 
 // typedListWatch lists and watches gvr, whose objects must be T, a kind of
-// client-go's scheme. The resource serving a kind is guessed from its name,
-// as the API server names its built-in resources: a resource that is not
-// T's is refused rather than an informer that never syncs.
+// client-go's scheme; the resource is checked against the kind's name, as
+// the API server names built-in resources, rather than never syncing.
 func typedListWatch[T Object](client kubernetes.Interface, gvr schema.GroupVersionResource, namespace string) (string, *toolscache.ListWatch, error) {
 	gv := gvr.GroupVersion()
 	group := groupClients[gv]

@@ -83,26 +83,15 @@ func (e eventHandler) OnDelete(obj any) {
 }
 
 // HasApplied implements ports.Source: whether the kind's store has applied
-// resourceVersion or a later one.
+// resourceVersion or a later one, as client-go's AtomicFIFO tracks it. It
+// answers true when it cannot tell (a stopped cache, versions that do not
+// compare), never blocking a reconcile on a question it cannot answer.
 func (s *source) HasApplied(resourceVersion string) bool {
 	inf, err := s.cache.informer(s)
 	if err != nil {
-		return true // a stopped cache serves no reads to protect
-	}
-	return storeHasApplied(inf.GetIndexer(), resourceVersion)
-}
-
-// storeHasApplied compares the store's last applied resourceVersion (which
-// client-go's AtomicFIFO tracks) with rv. It answers true when it cannot
-// compare, never blocking a reconcile on a question it cannot answer.
-func storeHasApplied(store toolscache.Indexer, rv string) bool {
-	want, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
 		return true
 	}
-	have, err := strconv.ParseUint(store.LastStoreSyncResourceVersion(), 10, 64)
-	if err != nil {
-		return true
-	}
-	return have >= want
+	want, errWant := strconv.ParseUint(resourceVersion, 10, 64)
+	have, errHave := strconv.ParseUint(inf.GetIndexer().LastStoreSyncResourceVersion(), 10, 64)
+	return errWant != nil || errHave != nil || have >= want
 }

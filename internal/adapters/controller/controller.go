@@ -433,3 +433,63 @@ func (e *eventHandler) enqueue(reqs []ports.Request) {
 		e.queue.Add(r)
 	}
 }
+
+// StuckCheck returns the controller's liveness check: it fails, naming the
+// request, while a reconcile has run longer than Options.StuckThreshold,
+// ignoring its deadline and holding a worker for good: only a restart,
+// which a failing /healthz asks for, cures that.
+func (c *Controller) StuckCheck() ports.HealthCheck { return stuckCheck{c: c} }
+
+type stuckCheck struct{ c *Controller }
+
+var _ ports.HealthCheck = stuckCheck{}
+
+func (s stuckCheck) Name() string { return "controller-" + s.c.name }
+
+func (s stuckCheck) Check(context.Context) error {
+	c := s.c
+	now := time.Now()
+	c.inflightMu.Lock()
+	defer c.inflightMu.Unlock()
+	var (
+		oldest  ports.Request
+		longest time.Duration
+	)
+	for req, start := range c.inflight {
+		if d := now.Sub(start); d > longest {
+			oldest, longest = req, d
+		}
+	}
+	if longest > c.opts.StuckThreshold {
+		return fmt.Errorf("controller %q: reconcile of %s running for %s, over the %s threshold",
+			c.name, oldest, longest.Round(time.Millisecond), c.opts.StuckThreshold)
+	}
+	return nil
+}
+
+type reconcileKey struct{}
+
+type reconcileInfo struct {
+	id  string
+	log *zap.Logger
+}
+
+func withReconcile(ctx context.Context, id string, log *zap.Logger) context.Context {
+	return context.WithValue(ctx, reconcileKey{}, reconcileInfo{id: id, log: log})
+}
+
+// LoggerFrom returns the logger of the reconcile ctx belongs to, with the
+// fields controller, namespace, name and reconcileID; a no-op logger
+// outside a reconcile.
+func LoggerFrom(ctx context.Context) *zap.Logger {
+	if info, ok := ctx.Value(reconcileKey{}).(reconcileInfo); ok {
+		return info.log
+	}
+	return zap.NewNop()
+}
+
+// ReconcileIDFrom returns the UUID of the reconcile ctx belongs to, or "".
+func ReconcileIDFrom(ctx context.Context) string {
+	info, _ := ctx.Value(reconcileKey{}).(reconcileInfo)
+	return info.id
+}

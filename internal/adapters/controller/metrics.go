@@ -10,10 +10,8 @@ import (
 )
 
 // Result label values of controller_runtime_reconcile_total, as
-// controller-runtime spells them. "requeue" is controller-runtime's
-// Result.Requeue, which ports.Result does not have: it counts the
-// reconciles that failed with ports.ErrConflict and are retried without
-// counting an error.
+// controller-runtime spells them; "requeue" counts the reconciles that
+// failed with ports.ErrConflict, retried without counting an error.
 const (
 	resultSuccess      = "success"
 	resultError        = "error"
@@ -21,10 +19,9 @@ const (
 	resultRequeue      = "requeue"
 )
 
-// registerOnce registers c on reg, or returns the collector already
-// registered under the same description: controllers (and tests) share a
-// registry, where each vector exists once. After an error in *errp it does
-// nothing.
+// registerOnce registers c on reg, or returns the collector registered
+// under the same description, which controllers share; after an error in
+// *errp it does nothing.
 func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
 	if *errp != nil {
 		return c
@@ -44,8 +41,8 @@ func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C, errp *
 	return c
 }
 
-// reconcileMetrics are controller-runtime's controller metrics, under its
-// names so existing dashboards work, curried to one controller.
+// reconcileMetrics are controller-runtime's metrics, curried to one
+// controller.
 type reconcileMetrics struct {
 	total      map[string]prometheus.Counter
 	errors     prometheus.Counter
@@ -63,9 +60,8 @@ func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetr
 	counter := func(metric, help string) prometheus.Counter {
 		return registerOnce(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: metric, Help: help}, []string{"controller"}), &err).WithLabelValues(name)
 	}
-	// WithLabelValues creates every series now, at zero, as
-	// controller-runtime does: rate() and alerts see 0 rather than nothing
-	// before the first reconcile.
+	// WithLabelValues creates every series at zero, as controller-runtime
+	// does, so that alerts see 0 rather than nothing.
 	m := &reconcileMetrics{
 		total:    map[string]prometheus.Counter{},
 		errors:   counter("controller_runtime_reconcile_errors_total", "Total number of reconciliation errors per controller"),
@@ -100,10 +96,9 @@ func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetr
 	return m, nil
 }
 
-// claimName registers controller_runtime_max_concurrent_reconciles of the
-// controller, with controller as a constant label rather than on a shared
-// vector: registering it twice fails, which is how a duplicate controller
-// name is detected without process-wide bookkeeping.
+// claimName registers controller_runtime_max_concurrent_reconciles with
+// controller as a constant label, not on a shared vector, so that a
+// duplicate controller name fails to register.
 func claimName(reg prometheus.Registerer, name string, workers int) error {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name:        "controller_runtime_max_concurrent_reconciles",
@@ -122,10 +117,8 @@ func claimName(reg prometheus.Registerer, name string, workers int) error {
 	return nil
 }
 
-// queueMetrics is a workqueue.MetricsProvider of controller-runtime's
-// workqueue metrics (label name = the queue's name) on a registry of the
-// caller's choosing instead of client-go's process-wide provider. Several
-// on one registry share its vectors.
+// queueMetrics provides controller-runtime's workqueue metrics (label name
+// = the queue's name) on the given registry, not client-go's global one.
 type queueMetrics struct {
 	depth                   *prometheus.GaugeVec
 	adds                    *prometheus.CounterVec
@@ -172,8 +165,7 @@ func newQueueMetrics(reg prometheus.Registerer) (*queueMetrics, error) {
 	return p, nil
 }
 
-// init creates every series of queue name at zero, before the queue exists
-// (it is only made when the controller starts).
+// init creates every series of queue name at zero, before the queue exists.
 func (p *queueMetrics) init(name string) {
 	p.NewDepthMetric(name)
 	p.NewAddsMetric(name)

@@ -49,11 +49,7 @@ func LoadRESTConfig(kubeconfig string) (*rest.Config, error) {
 func Preflight(ctx context.Context, cfg *rest.Config) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = 5 * time.Second
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return fmt.Errorf("api server %s: %w", cfg.Host, err)
-	}
-	client, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	client, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}
