@@ -261,9 +261,8 @@ func (c *Cache) claim(kind, how string) error {
 	return nil
 }
 
-// newInformer is a shared informer of lw, with no namespace index (reads are
-// by key), whose calls wait out refused connections (patience). client is
-// what lw lists through, which the reflector asks about watch-lists.
+// newInformer is a shared informer of lw without namespace index (reads are
+// by key), waiting out refused connections; client is what lw lists through.
 func newInformer(logger *zap.Logger, kind string, lw *toolscache.ListWatch, client any, example runtime.Object) toolscache.SharedIndexInformer {
 	return toolscache.NewSharedIndexInformerWithOptions(
 		toolscache.ToListWatcherWithWatchListSemantics(defaultPatience(logger, kind).wrap(lw), client), example,

@@ -15,11 +15,10 @@ import (
 // memory stays bounded whatever the churn.
 const maxInterned = 4096
 
-// interner makes cached objects share equal metadata: namespaces, label
-// and annotation maps, owner reference lists. The Pods of one ReplicaSet
-// carry the same ones, which are most of a metadata-only Pod's memory
-// (docs/performance.md, workload memory). Sharing is safe because cached
-// objects are read-only.
+// interner makes cached (read-only) objects share equal label and
+// annotation maps and owner reference lists: the Pods of one ReplicaSet
+// carry the same ones, most of a metadata-only Pod's memory
+// (docs/performance.md, workload memory).
 type interner struct {
 	seed maphash.Seed
 

@@ -47,8 +47,7 @@ func (p patience) wrap(lw *toolscache.ListWatch) *toolscache.ListWatch {
 }
 
 // awaitServer calls call until it returns anything but a refused
-// connection, or ctx ends (returning the last refusal), logging when a
-// wait starts and ends, not per attempt.
+// connection, or ctx ends, logging when a wait starts and ends.
 func awaitServer[T any](ctx context.Context, p patience, call func() (T, error)) (T, error) {
 	v, err := call()
 	if err == nil || !utilnet.IsConnectionRefused(err) {

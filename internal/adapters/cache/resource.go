@@ -111,8 +111,7 @@ var (
 )
 
 // NewDynamicResource caches resource through the dynamic client, decoding
-// its objects into T as they arrive: the path of a CRD's kind. T's type
-// name is the kind.
+// its objects into T, whose type name is the kind: for a CRD.
 func NewDynamicResource[T Object](c *Cache, client dynamic.Interface, resource schema.GroupVersionResource) (*Resource[T], error) {
 	if err := check[T](c, resource); err != nil {
 		return nil, err
@@ -174,9 +173,8 @@ func (r *Resource[T]) Get(ctx context.Context, key types.NamespacedName) (T, err
 	return t, nil
 }
 
-// List implements ports.Reader from the informer's store, once the kind has
-// synced. The objects are the cached ones: DeepCopy before changing them. A
-// namespace's list scans the whole store, which has no namespace index.
+// List implements ports.Reader like Get, scanning the whole store (it has
+// no namespace index).
 func (r *Resource[T]) List(ctx context.Context, namespace string, opts ...ports.ListOption) ([]T, error) {
 	inf, err := r.cache.syncedInformer(ctx, r.source)
 	if err != nil {
@@ -238,9 +236,8 @@ var groupClients = map[schema.GroupVersion]func(kubernetes.Interface) rest.Inter
 // [NewDynamicResource].
 func Typed(gv schema.GroupVersion) bool { return groupClients[gv] != nil }
 
-// clusterScoped are the listable kinds of the groupClients that live outside
-// namespaces: without discovery nothing else says so. Extend it with
-// groupClients; an integration test holds it against discovery.
+// clusterScoped are the listable kinds of the groupClients outside
+// namespaces; an integration test holds it against discovery.
 var clusterScoped = map[schema.GroupKind]bool{
 	{Kind: "Namespace"}:        true,
 	{Kind: "Node"}:             true,

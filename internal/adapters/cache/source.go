@@ -82,10 +82,8 @@ func (e eventHandler) OnDelete(obj any) {
 	}
 }
 
-// HasApplied implements ports.Source: whether the kind's store has applied
-// resourceVersion or a later one, as client-go's AtomicFIFO tracks it. It
-// answers true when it cannot tell (a stopped cache, versions that do not
-// compare), never blocking a reconcile on a question it cannot answer.
+// HasApplied implements ports.Source from the store's last applied
+// resourceVersion; true when it cannot tell, never blocking a reconcile.
 func (s *source) HasApplied(resourceVersion string) bool {
 	inf, err := s.cache.informer(s)
 	if err != nil {

@@ -146,10 +146,9 @@ func New(cfg Config, deps Deps) (*Controller, error) {
 // Name is the controller's name.
 func (c *Controller) Name() string { return c.name }
 
-// Start registers the controller's event handlers on its sources, so that
-// events are queued from now on, and returns; in the background it waits
-// for the caches to sync and for leadership, then starts the workers, which
-// run until Stop. Start may be called once, and not after Stop.
+// Start registers the event handlers, so that events are queued from now
+// on; in the background it waits for the caches and for leadership, then
+// starts the workers, until Stop. Start may be called once, not after Stop.
 func (c *Controller) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -434,10 +433,9 @@ func (e *eventHandler) enqueue(reqs []ports.Request) {
 	}
 }
 
-// StuckCheck returns the controller's liveness check: it fails, naming the
-// request, while a reconcile has run longer than Options.StuckThreshold,
-// ignoring its deadline and holding a worker for good: only a restart,
-// which a failing /healthz asks for, cures that.
+// StuckCheck returns the controller's liveness check: it fails while a
+// reconcile has run longer than Options.StuckThreshold, which only a
+// restart cures.
 func (c *Controller) StuckCheck() ports.HealthCheck { return stuckCheck{c: c} }
 
 type stuckCheck struct{ c *Controller }
@@ -478,9 +476,8 @@ func withReconcile(ctx context.Context, id string, log *zap.Logger) context.Cont
 	return context.WithValue(ctx, reconcileKey{}, reconcileInfo{id: id, log: log})
 }
 
-// LoggerFrom returns the logger of the reconcile ctx belongs to, with the
-// fields controller, namespace, name and reconcileID; a no-op logger
-// outside a reconcile.
+// LoggerFrom returns the logger of the reconcile ctx belongs to (fields
+// controller, namespace, name, reconcileID); a no-op one outside.
 func LoggerFrom(ctx context.Context) *zap.Logger {
 	if info, ok := ctx.Value(reconcileKey{}).(reconcileInfo); ok {
 		return info.log

@@ -118,29 +118,19 @@ func (l *ledger) unapplied(writes map[schema.GroupKind]string) string {
 	return ""
 }
 
-func (l *ledger) get(req ports.Request) map[schema.GroupKind]string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.pending[req]
-}
-
 func (l *ledger) forget(req ports.Request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.pending, req)
 }
 
-func (l *ledger) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.pending)
-}
-
 // await waits, polling, until the caches have applied the writes recorded
 // for req. It returns how long it waited, and an error when timeout passed
 // first.
 func (l *ledger) await(ctx context.Context, req ports.Request, timeout time.Duration) (time.Duration, error) {
-	writes := l.get(req)
+	l.mu.Lock()
+	writes := l.pending[req]
+	l.mu.Unlock()
 	if len(writes) == 0 || l.allApplied(writes) {
 		l.forget(req)
 		return 0, nil

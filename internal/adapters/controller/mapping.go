@@ -10,10 +10,9 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// MapFunc names the requests an event of a watched object causes. It is
-// asked about both objects of an update, so that a change of owner reaches
-// both sides. It runs on the source's delivery goroutine, so it must be
-// cheap, and must not modify the object, which the cache shares.
+// MapFunc names the requests an event of a watched object causes; it is
+// asked about both objects of an update. It must be cheap and must not
+// modify the object, which the cache shares.
 type MapFunc func(obj metav1.Object) []ports.Request
 
 // EnqueueObject requests a reconcile of the object itself.

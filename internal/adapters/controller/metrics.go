@@ -19,9 +19,8 @@ const (
 	resultRequeue      = "requeue"
 )
 
-// registerOnce registers c on reg, or returns the collector registered
-// under the same description, which controllers share; after an error in
-// *errp it does nothing.
+// registerOnce registers c on reg, or returns the one registered before,
+// which controllers share; after an error in *errp it does nothing.
 func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
 	if *errp != nil {
 		return c

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -57,10 +58,9 @@ func (e *MissingAccessError) Error() string {
 // one round trip, without a burst.
 const accessCheckParallelism = 8
 
-// CheckAccess asks the API server, with one SelfSubjectAccessReview per
-// request (which any identity may create), whether the operator's identity
-// may make each of wants. It returns a *MissingAccessError naming every
-// refused one, or the first error that kept it from asking.
+// CheckAccess asks, with a SelfSubjectAccessReview each, whether the
+// operator's identity may make wants; it returns a *MissingAccessError
+// naming every refused one, or the first error that kept it from asking.
 func CheckAccess(ctx context.Context, client kubernetes.Interface, wants []Access) error {
 	if client == nil {
 		return errors.New("access check: a kubernetes client is required")
@@ -70,18 +70,15 @@ func CheckAccess(ctx context.Context, client kubernetes.Interface, wants []Acces
 	sem := make(chan struct{}, accessCheckParallelism)
 	var wg sync.WaitGroup
 	for i, want := range wants {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		wg.Go(func() {
+			defer func() { <-sem }()
 			allowed[i], errs[i] = review(ctx, client, want)
-		}()
+		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("access check: %w", err) // the others failed alike
-		}
+	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
+		return fmt.Errorf("access check: %w", errs[i]) // the others failed alike
 	}
 	var missing []Access
 	for i, want := range wants {

@@ -39,9 +39,8 @@ type Options struct {
 	UserAgent string
 }
 
-// Clients are the client-go clients the adapters are built from: the typed
-// clientset of the built-in kinds (protobuf on the wire), the metadata
-// client and the dynamic client (any kind, as unstructured objects).
+// Clients are the client-go clients the adapters are built from; the
+// typed clientset speaks protobuf.
 type Clients struct {
 	Kubernetes kubernetes.Interface
 	Metadata   metadata.Interface
@@ -51,9 +50,8 @@ type Clients struct {
 	httpClient *http.Client
 }
 
-// NewClients builds the clients for cfg, which it does not modify. They
-// share one transport (one connection pool, as controller-runtime's) and
-// one rate limiter. It does no I/O.
+// NewClients builds the clients for cfg, sharing one transport and one rate
+// limiter. It does no I/O.
 func NewClients(cfg *rest.Config, opts Options) (*Clients, error) {
 	if cfg == nil {
 		return nil, errors.New("kube clients: a rest config is required")

@@ -9,11 +9,9 @@ import (
 )
 
 // TranslateError maps a Kubernetes API error onto a *ports.StoreError with
-// the API server's message (ports.Cause finds it) and the matching port
-// error: see portError. Other API errors (timeouts, throttling, internal
-// errors) match no port error, so callers retry them. The apierrors type
-// is out of reach, so no caller depends on it. Errors that are not API
-// errors (a cancelled context, a refused connection) are returned unchanged.
+// the API server's message (ports.Cause finds it) and the port error of
+// portError; transient API errors match none, so callers retry them. Other
+// errors (a cancelled context, a refused connection) pass unchanged.
 func TranslateError(err error) error {
 	var status apierrors.APIStatus
 	if err == nil || !errors.As(err, &status) {

@@ -32,12 +32,10 @@ type ProbeOptions struct {
 	Interval time.Duration // 0 means DefaultAPIServerProbeInterval
 }
 
-// APIServerCheck fails while the API server does not answer GET /version.
-// It is in neither /readyz nor /healthz: Pod admission never calls the API
-// server, and an unready replica leaves the webhook Service without
-// endpoints, failing every Pod create in the cluster, while a failed
-// liveness check would restart replicas that a restart cannot help.
-// Answers are reused for a second, bounding what frequent callers cost.
+// APIServerCheck fails while the API server does not answer GET /version,
+// reusing an answer for a second. It is in neither /readyz nor /healthz:
+// admission never calls the API server, an unready replica would leave the
+// webhook without endpoints, and a restart cannot help.
 type APIServerCheck struct {
 	client  rest.Interface
 	timeout time.Duration
@@ -85,9 +83,8 @@ const (
 	unreachable
 )
 
-// APIServerProbe runs an [APIServerCheck] in the background and shows its
-// answer as the gauge operator_apiserver_reachable and as one log line per
-// change, not per probe.
+// APIServerProbe runs an [APIServerCheck] in the background, showing its
+// answer as operator_apiserver_reachable and one log line per change.
 type APIServerProbe struct {
 	check    ports.HealthCheck
 	interval time.Duration
@@ -103,9 +100,8 @@ type APIServerProbe struct {
 
 var _ prometheus.Collector = (*APIServerProbe)(nil)
 
-// NewAPIServerProbe returns a probe running check every interval (0 means
-// DefaultAPIServerProbeInterval) with its gauge on reg; a nil reg or log
-// leaves the gauge or the log lines out. It does no I/O.
+// NewAPIServerProbe returns a probe running check every interval (0: the
+// default) with its gauge on reg, if any. It does no I/O.
 func NewAPIServerProbe(check ports.HealthCheck, interval time.Duration, reg prometheus.Registerer, log *zap.Logger) (*APIServerProbe, error) {
 	if check == nil {
 		return nil, errors.New("api server probe: a check is required")

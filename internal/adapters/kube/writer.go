@@ -27,10 +27,8 @@ type Object interface {
 	runtime.Object
 }
 
-// Writer implements ports.Writer[T] on the API server for one resource:
-// whole objects through client-go's generic typed client (protobuf for the
-// built-in kinds, JSON for a CRD's), PatchMetadata through the metadata
-// client.
+// Writer implements ports.Writer[T] for one resource through client-go's
+// generic typed client (protobuf for built-in kinds, JSON for a CRD's).
 type Writer[T Object] struct {
 	objects  func(namespace string) *gentype.Client[T]
 	meta     metadata.Interface
@@ -101,9 +99,8 @@ func (w *Writer[T]) done(ctx context.Context, verb string, obj, out T, err error
 	return out, nil
 }
 
-// PatchMetadata implements ports.Writer as a JSON merge patch of the given
-// labels and annotations: keys that someone else wrote in the meantime
-// survive, and a patch that changes nothing stores nothing.
+// PatchMetadata implements ports.Writer as a JSON merge patch through the
+// metadata client: keys others wrote survive, and a no-op stores nothing.
 func (w *Writer[T]) PatchMetadata(ctx context.Context, key types.NamespacedName, patch ports.MetadataPatch) error {
 	if patch.Empty() {
 		return nil
