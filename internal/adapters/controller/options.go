@@ -18,8 +18,6 @@ const (
 	// seconds mean it is down, and a retry with back-off beats a reconcile
 	// on stale state.
 	DefaultReadYourWritesTimeout = 10 * time.Second
-	// stuckFactor × ReconcileTimeout is the default stuck threshold.
-	stuckFactor = 3
 )
 
 // Options tune a controller. The zero value gives the defaults.
@@ -43,7 +41,7 @@ func (o Options) withDefaults() Options {
 		o.ReconcileTimeout = DefaultReconcileTimeout
 	}
 	if o.StuckThreshold == 0 {
-		o.StuckThreshold = stuckFactor * o.ReconcileTimeout
+		o.StuckThreshold = 3 * o.ReconcileTimeout
 	}
 	if o.ReadYourWritesTimeout == 0 {
 		o.ReadYourWritesTimeout = DefaultReadYourWritesTimeout
