@@ -34,9 +34,7 @@ var (
 // Options configure a [Cache]. The zero value caches every namespace and
 // strips managedFields.
 type Options struct {
-	// Namespace restricts every informer to one namespace; empty means all
-	// namespaces. Objects elsewhere are never seen: reads report them as
-	// not found.
+	// Namespace restricts every informer to one namespace; empty means all.
 	Namespace string
 	// KeepManagedFields keeps metadata.managedFields in cached objects.
 	KeepManagedFields bool
@@ -50,8 +48,8 @@ const (
 	stateStopped
 )
 
-// Cache holds shared informers for the kinds the operator reads and
-// watches. Build it with New, then Start it; see the package documentation.
+// Cache holds the shared informers of the kinds the operator reads and
+// watches.
 type Cache struct {
 	logger    *zap.Logger
 	client    kubernetes.Interface
@@ -72,10 +70,8 @@ type Cache struct {
 
 var _ ports.HealthCheck = (*Cache)(nil)
 
-// New returns a cache reading through client (typed kinds) and meta
-// (metadata-only kinds). It registers operator_cache_objects on reg unless
-// reg is nil, and logs watch failures to logger (nil: no logs). It does no
-// I/O and starts nothing.
+// New returns a cache reading through client and meta, with
+// operator_cache_objects on reg unless it is nil. It does no I/O.
 func New(client kubernetes.Interface, meta metadata.Interface, reg prometheus.Registerer, logger *zap.Logger, opts Options) (*Cache, error) {
 	if client == nil || meta == nil {
 		return nil, errors.New("cache: a kubernetes client and a metadata client are required")
@@ -103,9 +99,7 @@ func New(client kubernetes.Interface, meta metadata.Interface, reg prometheus.Re
 }
 
 // Start runs the informers asked for so far, and any asked for later, until
-// Stop. It returns at once; ctx only bounds the start, it does not stop the
-// informers. Starting a running cache does nothing; a stopped cache cannot
-// be started again.
+// Stop. It returns at once; a stopped cache cannot be started again.
 func (c *Cache) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -115,8 +109,7 @@ func (c *Cache) Start(ctx context.Context) error {
 	case stateStopped:
 		return ErrStopped
 	}
-	// fx cancels the start context once every start hook has run; the
-	// informers must outlive it, so they get their own.
+	// The informers outlive the start context, which fx cancels.
 	c.runCtx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.state = stateRunning
 	for _, inf := range c.informers {
@@ -126,15 +119,14 @@ func (c *Cache) Start(ctx context.Context) error {
 	return nil
 }
 
-// runLocked runs inf until Stop. Every informer is run once: by Start for
-// those asked for before it, by informer for the others.
+// runLocked runs inf until Stop: by Start for the informers asked for
+// before it, by informer for the others.
 func (c *Cache) runLocked(inf toolscache.SharedIndexInformer) {
 	ctx := c.runCtx
 	c.running.Go(func() { inf.RunWithContext(ctx) })
 }
 
-// Stop stops the informers and waits for them to finish, at most until ctx
-// is done.
+// Stop stops the informers and waits for them, at most until ctx is done.
 func (c *Cache) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	if c.state == stateStopped {
@@ -162,14 +154,13 @@ func (c *Cache) Stop(ctx context.Context) error {
 	}
 }
 
-// HasSynced reports whether the cache runs and every informer in it has
-// delivered its initial list.
+// HasSynced reports whether the cache runs and every informer has listed.
 func (c *Cache) HasSynced() bool {
 	return c.Check(context.Background()) == nil
 }
 
-// WaitForSync blocks until HasSynced, ctx is done (it returns ctx.Err()) or
-// the cache stops (ErrStopped). Before Start it waits for Start.
+// WaitForSync blocks until HasSynced, ctx is done or the cache stops
+// (ErrStopped). Before Start it waits for Start.
 func (c *Cache) WaitForSync(ctx context.Context) error {
 	select {
 	case <-c.started:
@@ -200,8 +191,7 @@ func (c *Cache) WaitForSync(ctx context.Context) error {
 // Name implements ports.HealthCheck.
 func (c *Cache) Name() string { return HealthCheckName }
 
-// Check implements ports.HealthCheck: nil once HasSynced, otherwise an
-// error naming the kinds still listing.
+// Check implements ports.HealthCheck, naming the kinds still listing.
 func (c *Cache) Check(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -224,8 +214,8 @@ func (c *Cache) Check(context.Context) error {
 	return nil
 }
 
-// informer returns the informer keyed key, building it with build on
-// first use and running it at once when the cache runs already.
+// informer returns the informer of s, building it on first use and running
+// it at once when the cache runs already.
 func (c *Cache) informer(s *source) (toolscache.SharedIndexInformer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -259,9 +249,8 @@ func (c *Cache) informer(s *source) (toolscache.SharedIndexInformer, error) {
 	return inf, nil
 }
 
-// claim reserves the informer key kind for one way of caching it: two
-// resources of the same kind name cached differently (typed and metadata
-// only, or two groups) would otherwise share one informer by mistake.
+// claim reserves the informer key kind for one way of caching it (how),
+// which two resources of one kind name would otherwise share by mistake.
 func (c *Cache) claim(kind, how string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -272,22 +261,16 @@ func (c *Cache) claim(kind, how string) error {
 	return nil
 }
 
-// newInformer is a shared informer of the objects lw lists, which are of
-// example's type, indexed by indexers only. Not by namespace, as
-// client-go's factories index theirs: every read here is by key, and a
-// namespace index costs a set entry per cached object. client is what lw
-// lists through:
-// the reflector asks it whether it can serve watch-lists, which fakes
-// cannot. Its lists and watches wait out refused connections (see
-// patience), logging as kind.
-func newInformer(logger *zap.Logger, kind string, lw *toolscache.ListWatch, client any, example runtime.Object, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+// newInformer is a shared informer of lw without namespace index (reads are
+// by key), waiting out refused connections; client is what lw lists through.
+func newInformer(logger *zap.Logger, kind string, lw *toolscache.ListWatch, client any, example runtime.Object) toolscache.SharedIndexInformer {
 	return toolscache.NewSharedIndexInformerWithOptions(
 		toolscache.ToListWatcherWithWatchListSemantics(defaultPatience(logger, kind).wrap(lw), client), example,
-		toolscache.SharedIndexInformerOptions{Indexers: indexers})
+		toolscache.SharedIndexInformerOptions{})
 }
 
-// listWatcher is a client of one kind in one namespace (or all): a typed,
-// metadata or dynamic client, whose List returns the kind's list type L.
+// listWatcher is a metadata or dynamic client of one kind, whose List
+// returns the kind's list type L.
 type listWatcher[L runtime.Object] interface {
 	List(ctx context.Context, opts metav1.ListOptions) (L, error)
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
@@ -299,8 +282,7 @@ func listWatch[L runtime.Object](client listWatcher[L]) *toolscache.ListWatch {
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			list, err := client.List(ctx, opts)
 			if err != nil {
-				// A nil L is not a nil runtime.Object.
-				return nil, err
+				return nil, err // a nil L is not a nil runtime.Object
 			}
 			return list, nil
 		},
@@ -308,9 +290,8 @@ func listWatch[L runtime.Object](client listWatcher[L]) *toolscache.ListWatch {
 	}
 }
 
-// syncedInformer is informer for reads: it answers only from a running
-// cache whose informer for kind has synced, waiting for that at most until
-// ctx is done.
+// syncedInformer is informer for reads: the informer of a running cache
+// once it has synced, waiting for that until ctx is done.
 func (c *Cache) syncedInformer(ctx context.Context, s *source) (toolscache.SharedIndexInformer, error) {
 	inf, err := c.informer(s)
 	if err != nil {
@@ -331,9 +312,8 @@ func (c *Cache) syncedInformer(ctx context.Context, s *source) (toolscache.Share
 	return inf, nil
 }
 
-// waitFor waits for checkers until ctx is done or the cache stops, which
-// an informer stopped before its first list would otherwise never report.
-// Call it only once the cache has started.
+// waitFor waits for checkers until ctx is done or the cache (started)
+// stops, which an informer stopped before its first list never reports.
 func (c *Cache) waitFor(ctx context.Context, checkers ...toolscache.DoneChecker) bool {
 	c.mu.Lock()
 	runCtx := c.runCtx
@@ -344,9 +324,9 @@ func (c *Cache) waitFor(ctx context.Context, checkers ...toolscache.DoneChecker)
 	return toolscache.WaitFor(ctx, "", checkers...)
 }
 
-// watchErrorHandler logs why a watch broke. The reflector relists and
-// rewatches on its own; expired resource versions and closed connections
-// are routine, anything else (RBAC, a missing resource) needs a human.
+// watchErrorHandler logs why a watch broke: expired resource versions and
+// closed connections at debug level (the reflector recovers), anything else
+// (RBAC, a missing resource) as an error, since it needs a human.
 func (c *Cache) watchErrorHandler(kind string) toolscache.WatchErrorHandlerWithContext {
 	return func(ctx context.Context, _ *toolscache.Reflector, err error) {
 		if ctx.Err() != nil || apierrors.IsResourceExpired(err) || apierrors.IsGone(err) ||
@@ -358,10 +338,8 @@ func (c *Cache) watchErrorHandler(kind string) toolscache.WatchErrorHandlerWithC
 	}
 }
 
-// transform is the informers' transform: it strips managedFields (unless
-// Options.KeepManagedFields) and shares equal metadata between objects
-// (see interner). It mutates in place, which client-go allows since 1.27,
-// and is idempotent.
+// transform strips managedFields (unless Options.KeepManagedFields) and
+// interns metadata, in place (which client-go allows), idempotently.
 func (c *Cache) transform(obj any) (any, error) {
 	o, ok := obj.(metav1.Object)
 	if !ok {
@@ -372,4 +350,27 @@ func (c *Cache) transform(obj any) (any, error) {
 	}
 	c.interner.intern(o)
 	return obj, nil
+}
+
+var objectsDesc = prometheus.NewDesc(
+	"operator_cache_objects",
+	"Number of objects held in the operator's informer caches.",
+	[]string{"kind"}, nil,
+)
+
+// objectsCollector counts the stores at scrape time.
+type objectsCollector struct{ c *Cache }
+
+func (o objectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- objectsDesc }
+
+func (o objectsCollector) Collect(ch chan<- prometheus.Metric) {
+	o.c.mu.Lock()
+	counts := make(map[string]int, len(o.c.informers))
+	for kind, inf := range o.c.informers {
+		counts[kind] = len(inf.GetStore().ListKeys())
+	}
+	o.c.mu.Unlock()
+	for kind, n := range counts {
+		ch <- prometheus.MustNewConstMetric(objectsDesc, prometheus.GaugeValue, float64(n), kind)
+	}
 }

@@ -3,33 +3,26 @@ package cache
 import (
 	"hash/maphash"
 	"maps"
-	"slices"
+	"reflect"
 	"sync"
+	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// maxInterned bounds the interner's tables: past it they start afresh.
-// Objects keep what they share; only later objects stop sharing with
-// earlier ones, so memory stays bounded whatever the churn.
+// maxInterned bounds the interner's tables, which start afresh past it:
+// memory stays bounded whatever the churn.
 const maxInterned = 4096
 
-// interner makes cached objects share equal metadata: namespaces, label
-// and annotation maps, owner reference lists. Objects of one owner mostly
-// carry the same ones (the Pods of a ReplicaSet have its template's labels,
-// the webhook's annotation and the same controller reference), and those
-// are most of a metadata-only Pod's memory: sharing them keeps most of it
-// out of the heap (docs/performance.md, workload memory).
-//
-// Sharing is safe because a cached object is read-only (every reader's
-// contract says "do not mutate it"); equal values are indistinguishable
-// to a reader.
+// interner makes cached (read-only) objects share equal label and
+// annotation maps and owner reference lists: the Pods of one ReplicaSet
+// carry the same ones, most of a metadata-only Pod's memory
+// (docs/performance.md, workload memory).
 type interner struct {
 	seed maphash.Seed
 
 	mu      sync.Mutex // transforms of different informers run concurrently
-	strs    map[string]string
 	dicts   map[uint64][]map[string]string
 	owners  map[uint64][][]metav1.OwnerReference
 	entries int
@@ -42,17 +35,14 @@ func newInterner() *interner {
 }
 
 func (in *interner) reset() {
-	in.strs = map[string]string{}
 	in.dicts = map[uint64][]map[string]string{}
 	in.owners = map[uint64][][]metav1.OwnerReference{}
 	in.entries = 0
 }
 
 // intern replaces obj's metadata by equal values shared with other
-// objects; for a ReplicaSet, its selector's and Pod template's labels too,
-// which are those of its Pods. The cache's informers all hold typed
-// objects, whose accessors hand out the maps themselves (an unstructured
-// object's would hand out copies, and gain nothing).
+// objects; for a ReplicaSet, its selector's and Pod template's labels too.
+// Only typed objects gain: an unstructured object's accessors copy.
 func (in *interner) intern(obj metav1.Object) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -67,7 +57,7 @@ func (in *interner) intern(obj metav1.Object) {
 			t.Labels = in.dict(t.Labels)
 		}
 	}
-	obj.SetNamespace(in.str(obj.GetNamespace()))
+	obj.SetNamespace(unique.Make(obj.GetNamespace()).Value())
 	if l := obj.GetLabels(); len(l) > 0 {
 		obj.SetLabels(in.dict(l))
 	}
@@ -77,18 +67,6 @@ func (in *interner) intern(obj metav1.Object) {
 	if refs := obj.GetOwnerReferences(); len(refs) > 0 {
 		obj.SetOwnerReferences(in.ownerRefs(refs))
 	}
-}
-
-func (in *interner) str(s string) string {
-	if s == "" {
-		return s
-	}
-	if shared, ok := in.strs[s]; ok {
-		return shared
-	}
-	in.strs[s] = s
-	in.entries++
-	return s
 }
 
 func (in *interner) dict(m map[string]string) map[string]string {
@@ -128,23 +106,11 @@ func (in *interner) ownerRefs(refs []metav1.OwnerReference) []metav1.OwnerRefere
 	}
 	sum := h.Sum64()
 	for _, shared := range in.owners[sum] {
-		if slices.EqualFunc(shared, refs, equalOwnerRef) {
+		if reflect.DeepEqual(shared, refs) {
 			return shared
 		}
 	}
 	in.owners[sum] = append(in.owners[sum], refs)
 	in.entries++
 	return refs
-}
-
-func equalOwnerRef(a, b metav1.OwnerReference) bool {
-	return a.APIVersion == b.APIVersion && a.Kind == b.Kind && a.Name == b.Name && a.UID == b.UID &&
-		equalBool(a.Controller, b.Controller) && equalBool(a.BlockOwnerDeletion, b.BlockOwnerDeletion)
-}
-
-func equalBool(a, b *bool) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
 }

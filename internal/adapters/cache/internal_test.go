@@ -8,13 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 )
@@ -174,32 +173,42 @@ func TestInternerStartsAfreshWhenFull(t *testing.T) {
 		"the tables were dropped, so the first map is no longer handed out")
 }
 
-// A resource reads the same on a fake as on a server: each kind with a
-// typed client is the one the REST clients would list for its resource,
-// under the same scope.
-func TestTypedKindsAgreeWithTheRESTClients(t *testing.T) {
+// On a fake clientset a typed resource lists through the tracker, under
+// the same kind and scope as through the REST clients.
+func TestTypedListWatchOnAFake(t *testing.T) {
 	t.Parallel()
-	require.NotEmpty(t, typedKinds)
-	for gvr, k := range typedKinds {
-		t.Run(gvr.String(), func(t *testing.T) {
+	tests := []struct {
+		name         string
+		listWatch    func(*fake.Clientset) (string, *toolscache.ListWatch, error)
+		kind, wantNs string
+		wantResource string
+	}{
+		{"namespaced", func(cs *fake.Clientset) (string, *toolscache.ListWatch, error) {
+			return typedListWatch[*appsv1.ReplicaSet](cs, appsv1.SchemeGroupVersion.WithResource("replicasets"), "shop")
+		}, "ReplicaSet", "shop", "replicasets"},
+		{"cluster-scoped", func(cs *fake.Clientset) (string, *toolscache.ListWatch, error) {
+			return typedListWatch[*admissionregistrationv1.MutatingWebhookConfiguration](cs,
+				admissionregistrationv1.SchemeGroupVersion.WithResource("mutatingwebhookconfigurations"), "shop")
+		}, "MutatingWebhookConfiguration", "", "mutatingwebhookconfigurations"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			gvk := gvr.GroupVersion().WithKind(k.typ.Elem().Name())
-			gvks, _, err := scheme.Scheme.ObjectKinds(reflect.New(k.typ.Elem()).Interface().(runtime.Object))
-			require.NoError(t, err)
-			assert.Contains(t, gvks, gvk)
-			plural, _ := meta.UnsafeGuessKindToResource(gvk)
-			assert.Equal(t, gvr.Resource, plural.Resource)
-			assert.True(t, scheme.Scheme.Recognizes(gvr.GroupVersion().WithKind(gvk.Kind+"List")))
-
 			cs := fake.NewClientset()
-			_, err = k.listWatch(cs, "shop").ListWithContext(t.Context(), metav1.ListOptions{})
+			kind, lw, err := tt.listWatch(cs)
 			require.NoError(t, err)
-			require.Len(t, cs.Actions(), 1)
-			want := "shop"
-			if clusterScoped[gvk.GroupKind()] {
-				want = ""
+			assert.Equal(t, tt.kind, kind)
+			list, err := lw.ListWithContext(t.Context(), metav1.ListOptions{})
+			require.NoError(t, err)
+			assert.True(t, meta.IsListType(list), "a list: %T", list)
+			w, err := lw.WatchWithContext(t.Context(), metav1.ListOptions{})
+			require.NoError(t, err)
+			w.Stop()
+			require.Len(t, cs.Actions(), 2)
+			for _, a := range cs.Actions() {
+				assert.Equal(t, tt.wantNs, a.GetNamespace(), "the namespace of the %s", a.GetVerb())
+				assert.Equal(t, tt.wantResource, a.GetResource().Resource)
 			}
-			assert.Equal(t, want, cs.Actions()[0].GetNamespace(), "the namespace of the list")
 		})
 	}
 }

@@ -16,26 +16,19 @@ import (
 
 // patience makes an informer's lists and watches wait out an API server
 // that refuses connections, retrying at most every max (plus jitter),
-// instead of handing the error to the reflector.
-//
-// The reflector backs off exponentially on every failed list or watch, up
-// to 30 s with as much jitter again, and forgets its back-off only after
-// two quiet minutes; it cannot be told otherwise through a shared
-// informer. That back-off protects a loaded API server, but a refused
-// connection means nothing is listening: after a ten-second restart the
-// informers slept on for 10–20 s more before they listed again, and every
-// reconcile waited with them. A refused connection costs the server
-// nothing, so retrying one every couple of seconds is safe; every other
-// error (429s, 5xx, timeouts) still goes to the reflector and its back-off.
+// instead of handing the error to the reflector. The reflector's back-off
+// (up to 30 s plus jitter, reset only after two quiet minutes, not
+// configurable through a shared informer) left informers asleep 10–20 s
+// after a ten-second API server restart. A refused connection costs the
+// server nothing; every other error still goes to the reflector.
 type patience struct {
-	logger *zap.Logger
-	kind   string
-	// first and max bound the wait between two attempts.
-	first, max time.Duration
+	logger     *zap.Logger
+	kind       string
+	first, max time.Duration // bounds of the wait between two attempts
 }
 
-// defaultPatience is what every informer of the cache uses: an API server
-// back from a restart is seen within about three seconds.
+// defaultPatience sees an API server back from a restart within about three
+// seconds.
 func defaultPatience(logger *zap.Logger, kind string) patience {
 	return patience{logger: logger, kind: kind, first: 200 * time.Millisecond, max: 2 * time.Second}
 }
@@ -54,8 +47,7 @@ func (p patience) wrap(lw *toolscache.ListWatch) *toolscache.ListWatch {
 }
 
 // awaitServer calls call until it returns anything but a refused
-// connection, or ctx ends (then the last refusal is returned). A wait is
-// logged when it starts and when it ends, not per attempt.
+// connection, or ctx ends, logging when a wait starts and ends.
 func awaitServer[T any](ctx context.Context, p patience, call func() (T, error)) (T, error) {
 	v, err := call()
 	if err == nil || !utilnet.IsConnectionRefused(err) {

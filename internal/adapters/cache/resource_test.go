@@ -99,11 +99,10 @@ func TestNewResourceChecksItsArguments(t *testing.T) {
 			return err
 		}, "a dynamic client is required"},
 		{"not a pointer to an API type", func() error { _, err := cache.NewResource[cache.Object](c, configMapsGVR); return err }, "not a pointer to an API type"},
-		// The fake has typed clients only: the kinds kubernetes.Interface serves.
-		{"a resource the client has no client for", func() error {
+		{"a resource that does not serve the kind", func() error {
 			_, err := cache.NewResource[*corev1.ConfigMap](c, corev1.SchemeGroupVersion.WithResource("widgets"))
 			return err
-		}, "cache resource v1/widgets: the client has no typed client for it"},
+		}, "cache resource v1/widgets: ConfigMap objects are configmaps, not widgets"},
 		{"a group the cache does not read typed", func() error {
 			_, err := cache.NewResource[*rbacv1.ClusterRole](c, rbacv1.SchemeGroupVersion.WithResource("clusterroles"))
 			return err
@@ -111,7 +110,7 @@ func TestNewResourceChecksItsArguments(t *testing.T) {
 		{"another resource's type", func() error {
 			_, err := cache.NewResource[*corev1.Secret](c, configMapsGVR)
 			return err
-		}, "cache resource v1/configmaps: its objects are *v1.ConfigMap, not *v1.Secret"},
+		}, "cache resource v1/configmaps: Secret objects are secrets, not configmaps"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ type source struct {
 	gk    schema.GroupKind
 	build func() toolscache.SharedIndexInformer
 	// decode, when set, turns what the informer lists into the object the
-	// cache holds (before the cache's own transform).
+	// cache holds, before the cache's transform.
 	decode func(any) (any, error)
 }
 
@@ -29,9 +29,8 @@ var _ ports.Source = (*source)(nil)
 // GroupKind implements ports.Source.
 func (s *source) GroupKind() schema.GroupKind { return s.gk }
 
-// AddEventHandler implements ports.Source: it creates the kind's informer
-// if needed (started at once in a running cache, else by Start) and adds h
-// to it.
+// AddEventHandler implements ports.Source, creating the kind's informer if
+// needed.
 func (s *source) AddEventHandler(h ports.EventHandler) error {
 	if h == nil {
 		return errors.New("add event handler: nil handler")
@@ -47,17 +46,15 @@ func (s *source) AddEventHandler(h ports.EventHandler) error {
 }
 
 // WaitForSync implements ports.Source: it waits until the kind's informer
-// has delivered its initial list (starting it if needed).
+// has listed.
 func (s *source) WaitForSync(ctx context.Context) error {
 	select {
 	case <-s.cache.started:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if _, err := s.cache.syncedInformer(ctx, s); err != nil {
-		return err
-	}
-	return nil
+	_, err := s.cache.syncedInformer(ctx, s)
+	return err
 }
 
 type eventHandler struct{ h ports.EventHandler }
@@ -85,28 +82,14 @@ func (e eventHandler) OnDelete(obj any) {
 	}
 }
 
-// HasApplied implements ports.Source: whether the kind's informer
-// store has applied resourceVersion or a later one.
+// HasApplied implements ports.Source from the store's last applied
+// resourceVersion; true when it cannot tell, never blocking a reconcile.
 func (s *source) HasApplied(resourceVersion string) bool {
 	inf, err := s.cache.informer(s)
 	if err != nil {
-		return true // a stopped cache serves no reads to protect
-	}
-	return storeHasApplied(inf.GetIndexer(), resourceVersion)
-}
-
-// storeHasApplied compares the store's last applied resourceVersion (which
-// client-go tracks with its AtomicFIFO, on by default) with rv. It answers
-// true when it cannot compare, so that it never blocks a reconcile on a
-// question it cannot answer.
-func storeHasApplied(store toolscache.Indexer, rv string) bool {
-	want, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
 		return true
 	}
-	have, err := strconv.ParseUint(store.LastStoreSyncResourceVersion(), 10, 64)
-	if err != nil {
-		return true
-	}
-	return have >= want
+	want, errWant := strconv.ParseUint(resourceVersion, 10, 64)
+	have, errHave := strconv.ParseUint(inf.GetIndexer().LastStoreSyncResourceVersion(), 10, 64)
+	return errWant != nil || errHave != nil || have >= want
 }

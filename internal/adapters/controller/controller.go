@@ -18,22 +18,20 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Watch connects one source to the controller: its events pass the
-// predicates (all of them), then Map names the requests they cause.
+// Watch connects a source: its events pass every predicate, then Map names
+// the requests they cause.
 type Watch struct {
 	Source     ports.Source
 	Map        MapFunc
 	Predicates []predicate.Predicate
 }
 
-// Config is one controller: what it watches, how many requests it works on
-// at once, and what reconciles them.
+// Config is one controller.
 type Config struct {
 	// Name labels the metrics and log lines; unique per metrics registry.
 	Name string
-	// Workers is how many requests are reconciled concurrently (≥ 1).
-	// Requests for the same object are never reconciled concurrently,
-	// whatever this says.
+	// Workers is how many requests are reconciled concurrently (≥ 1); one
+	// request is never reconciled twice at once.
 	Workers    int
 	Watches    []Watch
 	Reconciler ports.Reconciler
@@ -69,7 +67,10 @@ func (c Config) validate() error {
 
 type queue = workqueue.TypedRateLimitingInterface[ports.Request]
 
-// state is where a Controller is in its life.
+// newRateLimiter is the back-off of failed requests, client-go's controller
+// default; one per queue, since it remembers failures per request.
+var newRateLimiter = workqueue.DefaultTypedControllerRateLimiter[ports.Request]
+
 type state int
 
 const (
@@ -79,7 +80,7 @@ const (
 )
 
 // Controller feeds a reconciler from its sources through a rate-limited work
-// queue. See the package documentation for the whole tour.
+// queue.
 type Controller struct {
 	name       string
 	workers    int
@@ -89,32 +90,24 @@ type Controller struct {
 	log        *zap.Logger
 	opts       Options
 	metrics    *reconcileMetrics
-	queueMP    *MetricsProvider
+	queueMP    *queueMetrics
 	ledger     *ledger
 
-	mu     sync.Mutex // guards state and what Start creates
-	state  state
-	queue  queue
-	cancel context.CancelFunc // stops waiting for sync and leadership
-	abort  context.CancelFunc // cancels the contexts of running reconciles
-	// stopping is closed by Stop: workers take no new request after it.
-	stopping chan struct{}
-	// running counts the goroutines Start spawned; done is closed once
-	// they have all returned.
-	running sync.WaitGroup
-	done    chan struct{}
+	mu       sync.Mutex // guards state and what Start creates
+	state    state
+	queue    queue
+	cancel   context.CancelFunc // stops waiting for sync and leadership
+	abort    context.CancelFunc // cancels the contexts of running reconciles
+	stopping chan struct{}      // closed by Stop: workers take no new request
+	running  sync.WaitGroup     // the goroutines Start spawned
+	done     chan struct{}      // closed once running is done
 
 	inflightMu sync.Mutex
-	inflight   map[string]inflight // by reconcile ID
+	inflight   map[ports.Request]time.Time // when each reconcile began
 }
 
-type inflight struct {
-	req   ports.Request
-	start time.Time
-}
-
-// New checks cfg and deps and registers the controller's metrics; it starts
-// nothing. A name already used on deps.Registerer is an error.
+// New checks cfg and deps and registers the controller's metrics; a name
+// already used on deps.Registerer is an error. It starts nothing.
 func New(cfg Config, deps Deps) (*Controller, error) {
 	opts := deps.Options.withDefaults()
 	if err := errors.Join(cfg.validate(), deps.validate(), opts.validate()); err != nil {
@@ -124,7 +117,7 @@ func New(cfg Config, deps Deps) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new controller %q: %w", cfg.Name, err)
 	}
-	mp, err := NewMetricsProvider(deps.Registerer)
+	mp, err := newQueueMetrics(deps.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("new controller %q: %w", cfg.Name, err)
 	}
@@ -145,7 +138,7 @@ func New(cfg Config, deps Deps) (*Controller, error) {
 		queueMP:    mp,
 		stopping:   make(chan struct{}),
 		done:       make(chan struct{}),
-		inflight:   map[string]inflight{},
+		inflight:   map[ports.Request]time.Time{},
 		ledger:     newLedger(freshnessOf(cfg.Watches)),
 	}, nil
 }
@@ -153,12 +146,9 @@ func New(cfg Config, deps Deps) (*Controller, error) {
 // Name is the controller's name.
 func (c *Controller) Name() string { return c.name }
 
-// Start registers the controller's event handlers on its sources, so that
-// events are queued from now on, and returns. In the background it then
-// waits for the caches to sync and for leadership, and only then starts the
-// workers. ctx only bounds Start itself: the controller runs until Stop.
-//
-// Start may be called once, and not after Stop.
+// Start registers the event handlers, so that events are queued from now
+// on; in the background it waits for the caches and for leadership, then
+// starts the workers, until Stop. Start may be called once, not after Stop.
 func (c *Controller) Start(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -169,16 +159,12 @@ func (c *Controller) Start(ctx context.Context) error {
 		return fmt.Errorf("start controller %q: already stopped", c.name)
 	}
 
-	// The queue starts goroutines of its own, so it is made here and not
-	// in New.
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(c.opts.NewRateLimiter(),
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(newRateLimiter(),
 		workqueue.TypedRateLimitingQueueConfig[ports.Request]{Name: c.name, MetricsProvider: c.queueMP})
 	for _, w := range c.watches {
 		h := &eventHandler{mapFn: w.Map, predicate: predicate.And(w.Predicates...), queue: q}
 		if err := w.Source.AddEventHandler(h); err != nil {
-			// Handlers registered so far stay registered (a source
-			// cannot remove one); a shut-down queue ignores what they add.
-			q.ShutDown()
+			q.ShutDown() // what handlers registered so far add is ignored
 			c.state = stateStopped
 			close(c.stopping)
 			close(c.done)
@@ -186,8 +172,7 @@ func (c *Controller) Start(ctx context.Context) error {
 		}
 	}
 
-	// The background work must outlive ctx (fx cancels a start context
-	// once the start hooks have run) but keep its values.
+	// The background work outlives ctx, which fx cancels, keeping its values.
 	base := context.WithoutCancel(ctx)
 	waitCtx, cancel := context.WithCancel(base)
 	workCtx, abort := context.WithCancel(base)
@@ -197,9 +182,8 @@ func (c *Controller) Start(ctx context.Context) error {
 	return nil
 }
 
-// run waits for the gates, then starts the workers. It adds them to
-// c.running before it returns itself, so the count never drops to zero while
-// workers are still to come.
+// run waits for the gates, then starts the workers, counting them in
+// c.running before it returns itself.
 func (c *Controller) run(waitCtx, workCtx context.Context, q queue) {
 	defer c.running.Done()
 	c.log.Info("waiting for caches to sync")
@@ -224,12 +208,10 @@ func (c *Controller) run(waitCtx, workCtx context.Context, q queue) {
 	}
 }
 
-// Stop makes the workers take no new request, waits for the reconciles in
-// flight to finish until ctx is done, and then returns nil. If ctx ends
-// first it cancels their contexts and returns an error naming the controller
-// and the requests still running; a later Stop waits for them again.
-//
-// Stop is safe to call more than once, concurrently, and without Start.
+// Stop makes the workers take no new request and waits for the reconciles
+// in flight until ctx is done; then it cancels their contexts and returns
+// an error naming the requests still running. Stop is safe to call more
+// than once, concurrently, and without Start.
 func (c *Controller) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	if c.state != stateStopped {
@@ -238,13 +220,11 @@ func (c *Controller) Stop(ctx context.Context) error {
 		close(c.stopping)
 		if wasStarted {
 			c.cancel()
-			// Not ShutDownWithDrain: it waits without a deadline, and on
-			// a delaying queue it leaves the delay goroutine running.
-			c.queue.ShutDown()
+			c.queue.ShutDown() // ShutDownWithDrain would wait without a deadline
 			abort := c.abort
 			go func() {
 				c.running.Wait()
-				abort() // releases the work context; nothing uses it any more
+				abort()
 				close(c.done)
 			}()
 		} else {
@@ -281,9 +261,7 @@ func (c *Controller) worker(ctx context.Context, q queue) {
 		}
 		select {
 		case <-c.stopping:
-			// Requests still queued at Stop are dropped: the next
-			// leader lists every object again.
-			q.Done(req)
+			q.Done(req) // dropped: the next leader lists every object again
 		default:
 			c.process(ctx, q, req)
 		}
@@ -291,7 +269,7 @@ func (c *Controller) worker(ctx context.Context, q queue) {
 }
 
 // process reconciles req once and decides, from the outcome, whether and
-// when it comes back (as controller-runtime does).
+// when it comes back, as controller-runtime does.
 func (c *Controller) process(ctx context.Context, q queue, req ports.Request) {
 	defer q.Done(req)
 	c.metrics.active.Inc()
@@ -299,8 +277,8 @@ func (c *Controller) process(ctx context.Context, q queue, req ports.Request) {
 
 	id := string(uuid.NewUUID())
 	log := c.log.With(zap.String("namespace", req.Namespace), zap.String("name", req.Name), zap.String("reconcileID", id))
-	c.track(id, req)
-	defer c.untrack(id)
+	c.setInflight(req, time.Now())
+	defer c.setInflight(req, time.Time{})
 
 	start := time.Now()
 	res, err := c.reconcile(ctx, req, id, log)
@@ -308,15 +286,12 @@ func (c *Controller) process(ctx context.Context, q queue, req ports.Request) {
 
 	switch {
 	case errors.Is(err, ports.ErrConflict) && !ports.IsTerminal(err):
-		// Optimistic concurrency at work: someone wrote the object after
-		// the cache was read. The retry reads the newer version; it is not
-		// a failure to alert on.
+		// Someone wrote the object after the cache was read: the retry
+		// reads the newer version; not a failure to alert on.
 		q.AddRateLimited(req)
 		c.metrics.total[resultRequeue].Inc()
 		log.Debug("reconcile conflicted, requeued", zap.Error(err))
 	case err != nil:
-		// The result is ignored with an error, as in controller-runtime:
-		// the back-off decides when the request comes back.
 		terminal := ports.IsTerminal(err)
 		if terminal {
 			q.Forget(req)
@@ -329,8 +304,7 @@ func (c *Controller) process(ctx context.Context, q queue, req ports.Request) {
 		fields := []zap.Field{zap.Error(err), zap.Bool("terminal", terminal)}
 		var p *panicError
 		if errors.As(err, &p) {
-			// Not "stacktrace": zap adds that key itself to error lines
-			// (the logging site's stack, which says nothing here).
+			// Not "stacktrace", which zap adds itself to error lines.
 			fields = append(fields, zap.ByteString("panicStack", p.stack))
 		}
 		log.Error("reconcile failed", fields...)
@@ -346,23 +320,19 @@ func (c *Controller) process(ctx context.Context, q queue, req ports.Request) {
 	}
 }
 
-// reconcile calls the reconciler with a deadline and turns a panic into an
-// error, so one bad object cannot take the process down and is retried like
-// any failure.
+// reconcile calls the reconciler with a deadline, after the wait for the
+// previous writes, and turns a panic into an error retried like any other.
 func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string, log *zap.Logger) (res ports.Result, err error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.ReconcileTimeout, errReconcileTimeout)
 	defer cancel()
-	// Counted when the reconcile's own deadline ended it, not a stop or a
-	// parent's deadline, as controller-runtime counts its timeouts.
-	defer func() {
+	defer func() { // only the reconcile's own deadline, as controller-runtime counts
 		if ctx.Err() == context.DeadlineExceeded && errors.Is(context.Cause(ctx), errReconcileTimeout) {
 			c.metrics.timeouts.Inc()
 		}
 	}()
 	ctx = withReconcile(ctx, id, log)
-	// A reconcile still running well after its deadline ignores its
-	// context: report it once, as it happens; the stuck check turns it into
-	// a failing /healthz if it goes on.
+	// A reconcile well past its deadline ignores its context: report it
+	// once, as it happens; the stuck check fails /healthz if it goes on.
 	overrun := time.AfterFunc(c.opts.ReconcileTimeout+overrunGrace(c.opts.ReconcileTimeout), func() {
 		c.metrics.overruns.Inc()
 		log.Error("reconcile ignores its deadline", zap.Duration("timeout", c.opts.ReconcileTimeout))
@@ -390,35 +360,31 @@ func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string
 	return c.reconciler.Reconcile(ctx, req)
 }
 
-// errReconcileTimeout is the cause of a reconcile context that its
-// timeout ended.
 var errReconcileTimeout = errors.New("reconcile timeout")
 
 // overrunGrace is how long past its deadline a reconcile may take to
 // notice: a tenth of the timeout, at most a second.
 func overrunGrace(timeout time.Duration) time.Duration { return min(timeout/10, time.Second) }
 
-// panicError is a recovered panic, with the stack of the goroutine that
-// panicked for the log line.
+// panicError is a recovered panic and the stack that panicked.
 type panicError struct {
 	value any
 	stack []byte
 }
 
-// Error does not unwrap a panic value that is an error: a panic is always
-// retried, even one carrying a terminal error.
+// Error does not unwrap a panic value: a panic is always retried, even one
+// carrying a terminal error.
 func (p *panicError) Error() string { return fmt.Sprintf("panic: %v [recovered]", p.value) }
 
-func (c *Controller) track(id string, req ports.Request) {
+// setInflight records when the reconcile of req began; zero when it ended.
+func (c *Controller) setInflight(req ports.Request, start time.Time) {
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
-	c.inflight[id] = inflight{req: req, start: time.Now()}
-}
-
-func (c *Controller) untrack(id string) {
-	c.inflightMu.Lock()
-	defer c.inflightMu.Unlock()
-	delete(c.inflight, id)
+	if start.IsZero() {
+		delete(c.inflight, req)
+	} else {
+		c.inflight[req] = start
+	}
 }
 
 // inflightKeys lists the requests being reconciled, sorted.
@@ -426,16 +392,15 @@ func (c *Controller) inflightKeys() []string {
 	c.inflightMu.Lock()
 	defer c.inflightMu.Unlock()
 	keys := make([]string, 0, len(c.inflight))
-	for _, f := range c.inflight {
-		keys = append(keys, f.req.String())
+	for req := range c.inflight {
+		keys = append(keys, req.String())
 	}
 	slices.Sort(keys)
 	return keys
 }
 
-// eventHandler is what the controller registers on a source: it filters,
-// maps and enqueues. The queue deduplicates, so a burst of events for one
-// object costs one reconcile.
+// eventHandler filters, maps and enqueues a source's events; the queue
+// deduplicates a burst of them.
 type eventHandler struct {
 	mapFn     MapFunc
 	predicate predicate.Predicate
@@ -466,4 +431,62 @@ func (e *eventHandler) enqueue(reqs []ports.Request) {
 	for _, r := range reqs {
 		e.queue.Add(r)
 	}
+}
+
+// StuckCheck returns the controller's liveness check: it fails while a
+// reconcile has run longer than Options.StuckThreshold, which only a
+// restart cures.
+func (c *Controller) StuckCheck() ports.HealthCheck { return stuckCheck{c: c} }
+
+type stuckCheck struct{ c *Controller }
+
+var _ ports.HealthCheck = stuckCheck{}
+
+func (s stuckCheck) Name() string { return "controller-" + s.c.name }
+
+func (s stuckCheck) Check(context.Context) error {
+	c := s.c
+	now := time.Now()
+	c.inflightMu.Lock()
+	defer c.inflightMu.Unlock()
+	var (
+		oldest  ports.Request
+		longest time.Duration
+	)
+	for req, start := range c.inflight {
+		if d := now.Sub(start); d > longest {
+			oldest, longest = req, d
+		}
+	}
+	if longest > c.opts.StuckThreshold {
+		return fmt.Errorf("controller %q: reconcile of %s running for %s, over the %s threshold",
+			c.name, oldest, longest.Round(time.Millisecond), c.opts.StuckThreshold)
+	}
+	return nil
+}
+
+type reconcileKey struct{}
+
+type reconcileInfo struct {
+	id  string
+	log *zap.Logger
+}
+
+func withReconcile(ctx context.Context, id string, log *zap.Logger) context.Context {
+	return context.WithValue(ctx, reconcileKey{}, reconcileInfo{id: id, log: log})
+}
+
+// LoggerFrom returns the logger of the reconcile ctx belongs to (fields
+// controller, namespace, name, reconcileID); a no-op one outside.
+func LoggerFrom(ctx context.Context) *zap.Logger {
+	if info, ok := ctx.Value(reconcileKey{}).(reconcileInfo); ok {
+		return info.log
+	}
+	return zap.NewNop()
+}
+
+// ReconcileIDFrom returns the UUID of the reconcile ctx belongs to, or "".
+func ReconcileIDFrom(ctx context.Context) string {
+	info, _ := ctx.Value(reconcileKey{}).(reconcileInfo)
+	return info.id
 }

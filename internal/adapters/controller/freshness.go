@@ -13,16 +13,14 @@ import (
 )
 
 // Read-your-own-writes. A reconcile's writes reach the cache through the
-// watch some milliseconds later. A reconcile of the same request that starts
-// within that window would act on the state from before the write: create a
-// second Pod, or patch and announce a label again. So each reconcile's
-// context carries a writeSet; writers report the resourceVersion the API
-// server returned (ports.ObserveWrite), and the controller keeps the newest
-// one per request and kind. The next reconcile of that request first waits
-// until the watched caches of those kinds have applied those versions:
-// usually no wait at all, since the write's own watch event is what queued
-// the request again. Deletes are not tracked: client-go returns no
-// resourceVersion for them.
+// watch milliseconds later; a reconcile of the same request within that
+// window would act on the state from before them (create a second Pod).
+// Writers report the resourceVersion the API server returned
+// (ports.ObserveWrite) to the reconcile's writeSet; the ledger keeps the
+// newest per request and kind, and the next reconcile of that request
+// first waits until the watched caches of those kinds have applied them:
+// usually no wait, since the write's own watch event queued it. Deletes
+// return no resourceVersion and are not tracked.
 
 // writeSet collects the writes of one reconcile: kind → newest
 // resourceVersion.
@@ -31,8 +29,7 @@ type writeSet struct {
 	byKind map[schema.GroupKind]string
 }
 
-// observe is the reconcile's ports.WriteObserver. A reconcile may write
-// from several goroutines.
+// observe is the reconcile's ports.WriteObserver, safe for concurrent use.
 func (w *writeSet) observe(kind schema.GroupKind, resourceVersion string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -48,8 +45,8 @@ func (w *writeSet) snapshot() map[schema.GroupKind]string {
 	return w.byKind
 }
 
-// newerVersion returns the later of two resourceVersions, b when they do
-// not compare (the later write, as they are observed in order).
+// newerVersion returns the later of two resourceVersions, b (the later
+// write) when they do not compare.
 func newerVersion(a, b string) string {
 	av, errA := strconv.ParseUint(a, 10, 64)
 	bv, errB := strconv.ParseUint(b, 10, 64)
@@ -60,13 +57,10 @@ func newerVersion(a, b string) string {
 }
 
 // ledger remembers, per request, the writes its caches have yet to apply.
-// Entries are dropped once applied: when the request is reconciled again,
-// or by a sweep, so that objects reconciled once and never again do not
-// stay in memory.
+// Entries are dropped once applied: at the request's next reconcile, or by
+// a sweep for objects never reconciled again.
 type ledger struct {
-	// applied reports whether the cache of kind has applied rv; false
-	// only when it knows it has not.
-	applied func(kind schema.GroupKind, rv string) bool
+	applied func(kind schema.GroupKind, rv string) bool // false only when known not
 
 	mu      sync.Mutex
 	pending map[ports.Request]map[schema.GroupKind]string
@@ -99,8 +93,8 @@ func (l *ledger) record(req ports.Request, writes map[schema.GroupKind]string) {
 	}
 }
 
-// sweepLocked drops what the caches have applied. Amortised: the next
-// sweep waits until the ledger has doubled.
+// sweepLocked drops what the caches have applied; the next sweep waits
+// until the ledger has doubled.
 func (l *ledger) sweepLocked() {
 	for req, writes := range l.pending {
 		if l.allApplied(writes) {
@@ -111,18 +105,17 @@ func (l *ledger) sweepLocked() {
 }
 
 func (l *ledger) allApplied(writes map[schema.GroupKind]string) bool {
-	for kind, rv := range writes {
-		if !l.applied(kind, rv) {
-			return false
-		}
-	}
-	return true
+	return l.unapplied(writes) == ""
 }
 
-func (l *ledger) get(req ports.Request) map[schema.GroupKind]string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.pending[req]
+// unapplied describes a write the caches have not applied, "" if none.
+func (l *ledger) unapplied(writes map[schema.GroupKind]string) string {
+	for kind, rv := range writes {
+		if !l.applied(kind, rv) {
+			return fmt.Sprintf("%s at resourceVersion %s", kind.String(), rv)
+		}
+	}
+	return ""
 }
 
 func (l *ledger) forget(req ports.Request) {
@@ -131,18 +124,13 @@ func (l *ledger) forget(req ports.Request) {
 	delete(l.pending, req)
 }
 
-func (l *ledger) len() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.pending)
-}
-
-// await waits until the caches have applied the writes recorded for req,
-// polling (the wait is normally a few milliseconds, and most often none:
-// the watch event of the write is what queued the request again). It
-// returns how long it waited, and an error when timeout passed first.
+// await waits, polling, until the caches have applied the writes recorded
+// for req. It returns how long it waited, and an error when timeout passed
+// first.
 func (l *ledger) await(ctx context.Context, req ports.Request, timeout time.Duration) (time.Duration, error) {
-	writes := l.get(req)
+	l.mu.Lock()
+	writes := l.pending[req]
+	l.mu.Unlock()
 	if len(writes) == 0 || l.allApplied(writes) {
 		l.forget(req)
 		return 0, nil
@@ -158,7 +146,7 @@ func (l *ledger) await(ctx context.Context, req ports.Request, timeout time.Dura
 			return time.Since(start), fmt.Errorf("wait for the cache to apply this controller's last write: %w", ctx.Err())
 		case <-deadline.C:
 			t.Stop()
-			return time.Since(start), fmt.Errorf("the cache has not applied this controller's last write (%s) after %s", describe(writes, l.applied), timeout)
+			return time.Since(start), fmt.Errorf("the cache has not applied this controller's last write (%s) after %s", l.unapplied(writes), timeout)
 		case <-t.C:
 		}
 		if l.allApplied(writes) {
@@ -168,17 +156,8 @@ func (l *ledger) await(ctx context.Context, req ports.Request, timeout time.Dura
 	}
 }
 
-func describe(writes map[schema.GroupKind]string, applied func(kind schema.GroupKind, rv string) bool) string {
-	for kind, rv := range writes {
-		if !applied(kind, rv) {
-			return fmt.Sprintf("%s at resourceVersion %s", kind.String(), rv)
-		}
-	}
-	return "none"
-}
-
-// freshnessOf maps kinds to the watched sources, which tell how fresh
-// their caches are. A kind written but not watched never blocks.
+// freshnessOf asks the watched sources of a kind whether their caches have
+// applied a write; a kind written but not watched never blocks.
 func freshnessOf(watches []Watch) func(kind schema.GroupKind, rv string) bool {
 	byKind := map[schema.GroupKind][]ports.Source{}
 	for _, w := range watches {

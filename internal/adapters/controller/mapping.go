@@ -10,12 +10,9 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// MapFunc names the objects a change concerns: the requests an event of a
-// watched object causes. It is asked about the object of a create or
-// delete, and about both the old and the new object of an update, so that
-// a change of owner (or of whatever it keys on) reaches both sides. It must
-// be cheap and must not block (it runs on the source's delivery
-// goroutine), and must not modify the object, which the cache shares.
+// MapFunc names the requests an event of a watched object causes; it is
+// asked about both objects of an update. It must be cheap and must not
+// modify the object, which the cache shares.
 type MapFunc func(obj metav1.Object) []ports.Request
 
 // EnqueueObject requests a reconcile of the object itself.
@@ -23,11 +20,9 @@ func EnqueueObject(obj metav1.Object) []ports.Request {
 	return []ports.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}}
 }
 
-// EnqueueOwner requests a reconcile of the object's controller (the owner
-// reference marked controller: true) when it is of the given group and
-// kind, whatever its version; other owners yield nothing. The owner is
-// looked up in the object's namespace, where Kubernetes requires a
-// namespaced owner to be.
+// EnqueueOwner requests a reconcile of the object's controlling owner, in
+// the object's namespace, when it is of the given group and kind (any
+// version).
 func EnqueueOwner(owner schema.GroupKind) MapFunc {
 	return func(obj metav1.Object) []ports.Request {
 		ref := metav1.GetControllerOf(obj)

@@ -10,10 +10,8 @@ import (
 )
 
 // Result label values of controller_runtime_reconcile_total, as
-// controller-runtime spells them. "requeue" is controller-runtime's
-// Result.Requeue, which ports.Result does not have: it counts the
-// reconciles that failed with ports.ErrConflict and are retried without
-// counting an error.
+// controller-runtime spells them; "requeue" counts the reconciles that
+// failed with ports.ErrConflict, retried without counting an error.
 const (
 	resultSuccess      = "success"
 	resultError        = "error"
@@ -21,145 +19,106 @@ const (
 	resultRequeue      = "requeue"
 )
 
-// register adds c to reg, or returns the collector already registered under
-// the same description: several controllers (and tests) share a registry,
-// and each metric vector must exist once in it.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+// registerOnce registers c on reg, or returns the one registered before,
+// which controllers share; after an error in *errp it does nothing.
+func registerOnce[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
+	if *errp != nil {
+		return c
+	}
 	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
 	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
+	switch {
+	case err == nil:
+	case errors.As(err, &are):
 		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
+			return existing
 		}
-		return c, fmt.Errorf("register metrics: a %T is already registered instead of a %T", are.ExistingCollector, c)
+		*errp = fmt.Errorf("register metrics: a %T is already registered instead of a %T", are.ExistingCollector, c)
+	default:
+		*errp = fmt.Errorf("register metrics: %w", err)
 	}
-	return c, fmt.Errorf("register metrics: %w", err)
+	return c
 }
 
-// reconcileMetrics are controller-runtime's controller metrics, under its
-// names so existing dashboards work, curried to one controller.
+// reconcileMetrics are controller-runtime's metrics, curried to one
+// controller.
 type reconcileMetrics struct {
-	total    map[string]prometheus.Counter
-	errors   prometheus.Counter
-	terminal prometheus.Counter
-	panics   prometheus.Counter
-	// timeouts counts reconciles whose own deadline (ReconcileTimeout)
-	// ended their context, as controller-runtime's ReconciliationTimeout.
-	timeouts prometheus.Counter
-	time     prometheus.Observer
-	active   prometheus.Gauge
-	// cacheWaits counts reconciles that waited for the cache to apply the
-	// previous reconcile's writes: each is a stale read prevented.
+	total      map[string]prometheus.Counter
+	errors     prometheus.Counter
+	terminal   prometheus.Counter
+	panics     prometheus.Counter
+	timeouts   prometheus.Counter
+	time       prometheus.Observer
+	active     prometheus.Gauge
 	cacheWaits prometheus.Counter
-	// overruns counts reconciles still running well past their timeout.
-	overruns prometheus.Counter
+	overruns   prometheus.Counter
 }
 
 func newReconcileMetrics(reg prometheus.Registerer, name string) (*reconcileMetrics, error) {
-	r := &registrar{reg: reg}
+	var err error
 	counter := func(metric, help string) prometheus.Counter {
-		return add(r, prometheus.NewCounterVec(prometheus.CounterOpts{Name: metric, Help: help}, []string{"controller"})).WithLabelValues(name)
+		return registerOnce(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: metric, Help: help}, []string{"controller"}), &err).WithLabelValues(name)
 	}
-	// WithLabelValues creates every series now, at zero, as
-	// controller-runtime does: rate() and alerts see 0 rather than nothing
-	// before the first reconcile.
+	// WithLabelValues creates every series at zero, as controller-runtime
+	// does, so that alerts see 0 rather than nothing.
 	m := &reconcileMetrics{
 		total:    map[string]prometheus.Counter{},
 		errors:   counter("controller_runtime_reconcile_errors_total", "Total number of reconciliation errors per controller"),
 		terminal: counter("controller_runtime_terminal_reconcile_errors_total", "Total number of terminal reconciliation errors per controller"),
 		panics:   counter("controller_runtime_reconcile_panics_total", "Total number of reconciliation panics per controller"),
 		timeouts: counter("controller_runtime_reconcile_timeouts_total", "Total number of reconciliation timeouts per controller"),
-		time: add(r, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		time: registerOnce(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "controller_runtime_reconcile_time_seconds",
 			Help: "Length of time per reconciliation per controller",
 			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0,
 				1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60},
-		}, []string{"controller"})).WithLabelValues(name),
-		active: add(r, prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		}, []string{"controller"}), &err).WithLabelValues(name),
+		active: registerOnce(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "controller_runtime_active_workers",
 			Help: "Number of currently used workers per controller",
-		}, []string{"controller"})).WithLabelValues(name),
+		}, []string{"controller"}), &err).WithLabelValues(name),
 		cacheWaits: counter("operator_reconcile_cache_waits_total",
 			"Reconciles that waited for the cache to apply the previous reconcile's writes, per controller"),
 		overruns: counter("operator_reconcile_overruns_total",
 			"Reconciles still running well past their timeout (ignoring their context), per controller"),
 	}
-	total := add(r, prometheus.NewCounterVec(prometheus.CounterOpts{
+	total := registerOnce(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "controller_runtime_reconcile_total",
 		Help: "Total number of reconciliations per controller",
-	}, []string{"controller", "result"}))
+	}, []string{"controller", "result"}), &err)
 	for _, res := range []string{resultSuccess, resultError, resultRequeueAfter, resultRequeue} {
 		m.total[res] = total.WithLabelValues(name, res)
 	}
-	if r.err != nil {
-		return nil, r.err
+	if err != nil {
+		return nil, err
 	}
 	return m, nil
 }
 
-// registrar registers collectors on reg and keeps the first error.
-type registrar struct {
-	reg prometheus.Registerer
-	err error
-}
-
-// add registers c, or returns the collector registered before it (see
-// register); after an error it registers nothing more.
-func add[C prometheus.Collector](r *registrar, c C) C {
-	if r.err != nil {
-		return c
-	}
-	c, r.err = register(r.reg, c)
-	return c
-}
-
-// workersDesc is controller_runtime_max_concurrent_reconciles. Each
-// controller registers its own constant series (controller as a constant
-// label) rather than a shared vector: registering the same name twice on
-// one registry then fails, which is how a duplicate controller name is
-// detected without any process-wide bookkeeping.
-func workersDesc(name string) *prometheus.Desc {
-	return prometheus.NewDesc("controller_runtime_max_concurrent_reconciles",
-		"Maximum number of concurrent reconciles per controller",
-		nil, prometheus.Labels{"controller": name})
-}
-
-type workersCollector struct {
-	desc    *prometheus.Desc
-	workers int
-}
-
-func (w workersCollector) Describe(ch chan<- *prometheus.Desc) { ch <- w.desc }
-
-func (w workersCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(w.desc, prometheus.GaugeValue, float64(w.workers))
-}
-
-// claimName registers the controller's identity series; it fails when a
-// controller of that name already exists on reg.
+// claimName registers controller_runtime_max_concurrent_reconciles with
+// controller as a constant label, not on a shared vector, so that a
+// duplicate controller name fails to register.
 func claimName(reg prometheus.Registerer, name string, workers int) error {
-	err := reg.Register(workersCollector{desc: workersDesc(name), workers: workers})
-	if err == nil {
-		return nil
-	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "controller_runtime_max_concurrent_reconciles",
+		Help:        "Maximum number of concurrent reconciles per controller",
+		ConstLabels: prometheus.Labels{"controller": name},
+	})
+	g.Set(float64(workers))
+	err := reg.Register(g)
 	var are prometheus.AlreadyRegisteredError
 	if errors.As(err, &are) {
 		return fmt.Errorf("controller %q already exists on this metrics registry", name)
 	}
-	return fmt.Errorf("register metrics of controller %q: %w", name, err)
+	if err != nil {
+		return fmt.Errorf("register metrics of controller %q: %w", name, err)
+	}
+	return nil
 }
 
-// MetricsProvider gives client-go's work queues controller-runtime's
-// workqueue metrics (label name = the queue's name), registered on
-// a registry of the caller's choosing instead of client-go's process-wide
-// provider.
-//
-// One MetricsProvider per registry is enough, but several are harmless: they
-// share the registry's vectors.
-type MetricsProvider struct {
+// queueMetrics provides controller-runtime's workqueue metrics (label name
+// = the queue's name) on the given registry, not client-go's global one.
+type queueMetrics struct {
 	depth                   *prometheus.GaugeVec
 	adds                    *prometheus.CounterVec
 	latency                 *prometheus.HistogramVec
@@ -169,32 +128,27 @@ type MetricsProvider struct {
 	retries                 *prometheus.CounterVec
 }
 
-var _ workqueue.MetricsProvider = (*MetricsProvider)(nil)
+var _ workqueue.MetricsProvider = (*queueMetrics)(nil)
 
-// NewMetricsProvider registers the workqueue metric vectors on reg, or
-// reuses those already there.
-func NewMetricsProvider(reg prometheus.Registerer) (*MetricsProvider, error) {
-	if reg == nil {
-		return nil, errors.New("new workqueue metrics: registerer is nil")
-	}
-	r := &registrar{reg: reg}
+func newQueueMetrics(reg prometheus.Registerer) (*queueMetrics, error) {
+	var err error
 	labels := []string{"name"}
 	histogram := func(name, help string) *prometheus.HistogramVec {
-		return add(r, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		return registerOnce(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Subsystem: "workqueue", Name: name, Help: help,
 			Buckets:                         prometheus.ExponentialBuckets(10e-9, 10, 12),
 			NativeHistogramBucketFactor:     1.1,
 			NativeHistogramMaxBucketNumber:  100,
 			NativeHistogramMinResetDuration: time.Hour,
-		}, labels))
+		}, labels), &err)
 	}
 	gauge := func(name, help string) *prometheus.GaugeVec {
-		return add(r, prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "workqueue", Name: name, Help: help}, labels))
+		return registerOnce(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "workqueue", Name: name, Help: help}, labels), &err)
 	}
 	counter := func(name, help string) *prometheus.CounterVec {
-		return add(r, prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: name, Help: help}, labels))
+		return registerOnce(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: name, Help: help}, labels), &err)
 	}
-	p := &MetricsProvider{
+	p := &queueMetrics{
 		depth:        gauge("depth", "Current depth of workqueue"),
 		adds:         counter("adds_total", "Total number of adds handled by workqueue"),
 		latency:      histogram("queue_duration_seconds", "How long in seconds an item stays in workqueue before being requested"),
@@ -204,15 +158,14 @@ func NewMetricsProvider(reg prometheus.Registerer) (*MetricsProvider, error) {
 		longestRunningProcessor: gauge("longest_running_processor_seconds", "How many seconds has the longest running processor for workqueue been running."),
 		retries:                 counter("retries_total", "Total number of retries handled by workqueue"),
 	}
-	if r.err != nil {
-		return nil, r.err
+	if err != nil {
+		return nil, err
 	}
 	return p, nil
 }
 
-// init creates every series of queue name at zero, before the queue exists
-// (it is only made when the controller starts).
-func (p *MetricsProvider) init(name string) {
+// init creates every series of queue name at zero, before the queue exists.
+func (p *queueMetrics) init(name string) {
 	p.NewDepthMetric(name)
 	p.NewAddsMetric(name)
 	p.NewLatencyMetric(name)
@@ -222,37 +175,30 @@ func (p *MetricsProvider) init(name string) {
 	p.NewRetriesMetric(name)
 }
 
-// NewDepthMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewDepthMetric(name string) workqueue.GaugeMetric {
+func (p *queueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
 	return p.depth.WithLabelValues(name)
 }
 
-// NewAddsMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewAddsMetric(name string) workqueue.CounterMetric {
+func (p *queueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
 	return p.adds.WithLabelValues(name)
 }
 
-// NewLatencyMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewLatencyMetric(name string) workqueue.HistogramMetric {
+func (p *queueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
 	return p.latency.WithLabelValues(name)
 }
 
-// NewWorkDurationMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+func (p *queueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
 	return p.workDuration.WithLabelValues(name)
 }
 
-// NewUnfinishedWorkSecondsMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+func (p *queueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
 	return p.unfinished.WithLabelValues(name)
 }
 
-// NewLongestRunningProcessorSecondsMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+func (p *queueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
 	return p.longestRunningProcessor.WithLabelValues(name)
 }
 
-// NewRetriesMetric implements workqueue.MetricsProvider.
-func (p *MetricsProvider) NewRetriesMetric(name string) workqueue.CounterMetric {
+func (p *queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
 	return p.retries.WithLabelValues(name)
 }

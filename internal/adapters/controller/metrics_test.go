@@ -68,17 +68,14 @@ func TestControllersShareARegistry(t *testing.T) {
 func TestMetricsProviderReusesRegisteredVectors(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
-	p1, err := controller.NewMetricsProvider(reg)
+	p1, err := controller.NewQueueMetrics(reg)
 	require.NoError(t, err)
-	p2, err := controller.NewMetricsProvider(reg)
+	p2, err := controller.NewQueueMetrics(reg)
 	require.NoError(t, err)
 
 	p1.NewAddsMetric("q").Inc()
 	p2.NewAddsMetric("q").Inc()
 	assert.Equal(t, 2.0, metric(t, reg, "workqueue_adds_total", "name", "q"), "both providers count into one series")
-
-	_, err = controller.NewMetricsProvider(nil)
-	assert.Error(t, err)
 }
 
 func TestHistogramBucketsMatchControllerRuntime(t *testing.T) {

@@ -35,7 +35,6 @@ func TestOptionsDefaults(t *testing.T) {
 			got := tt.in.withDefaults()
 			assert.Equal(t, tt.timeout, got.ReconcileTimeout)
 			assert.Equal(t, tt.stuck, got.StuckThreshold)
-			assert.NotNil(t, got.NewRateLimiter)
 			if tt.validationErr == "" {
 				assert.NoError(t, got.validate())
 			} else {
@@ -47,7 +46,7 @@ func TestOptionsDefaults(t *testing.T) {
 
 func TestDefaultRateLimiterBacksOffPerRequestFrom5ms(t *testing.T) {
 	t.Parallel()
-	rl := Options{}.withDefaults().NewRateLimiter()
+	rl := newRateLimiter()
 	a, b := request("a"), request("b")
 	assert.Equal(t, 5*time.Millisecond, rl.When(a))
 	assert.Equal(t, 10*time.Millisecond, rl.When(a))
@@ -59,6 +58,6 @@ func TestDefaultRateLimiterBacksOffPerRequestFrom5ms(t *testing.T) {
 	}
 	assert.Equal(t, 1000*time.Second, rl.When(b), "capped at 1000s")
 
-	other := Options{}.withDefaults().NewRateLimiter()
+	other := newRateLimiter()
 	assert.Equal(t, 5*time.Millisecond, other.When(a), "controllers do not share back-off state")
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,35 +20,24 @@ type Access struct {
 	Group       string
 	Resource    string
 	Subresource string
-	// Namespace and Name narrow the request; empty means every namespace
-	// (or a cluster-scoped resource) and any name.
+	// Namespace and Name narrow the request; empty means any.
 	Namespace string
 	Name      string
-	// GrantedBy says where the operator's manifests grant it, so that the
-	// error says what to edit.
+	// GrantedBy names the manifest that grants it, for the error.
 	GrantedBy string
 }
 
-// String spells the request as RBAC does: verb group/resource/subresource
-// "name" in namespace "ns"; without a namespace it is cluster-wide.
+// String spells the request: verb group/resource/subresource "name" in
+// namespace "ns".
 func (a Access) String() string {
-	var b strings.Builder
-	b.WriteString(a.Verb)
-	b.WriteByte(' ')
-	if a.Group != "" {
-		b.WriteString(a.Group + "/")
-	}
-	b.WriteString(a.Resource)
-	if a.Subresource != "" {
-		b.WriteString("/" + a.Subresource)
-	}
+	s := a.Verb + " " + path.Join(a.Group, a.Resource, a.Subresource)
 	if a.Name != "" {
-		fmt.Fprintf(&b, " %q", a.Name)
+		s += fmt.Sprintf(" %q", a.Name)
 	}
 	if a.Namespace != "" {
-		fmt.Fprintf(&b, " in namespace %q", a.Namespace)
+		s += fmt.Sprintf(" in namespace %q", a.Namespace)
 	}
-	return b.String()
+	return s
 }
 
 // MissingAccessError lists what the API server refused, one line each.
@@ -63,15 +54,13 @@ func (e *MissingAccessError) Error() string {
 	return b.String()
 }
 
-// accessCheckParallelism bounds the reviews in flight: enough that a
-// dozen cost about one round trip, few enough not to burst.
+// accessCheckParallelism bounds the reviews in flight: a dozen cost about
+// one round trip, without a burst.
 const accessCheckParallelism = 8
 
-// CheckAccess asks the API server, with one SelfSubjectAccessReview per
-// request, whether the operator's identity may make each of wants. It
-// returns a *MissingAccessError naming every refused one, or the first
-// error that kept it from asking. Any authenticated identity may create
-// SelfSubjectAccessReviews, so the check itself needs no grant.
+// CheckAccess asks, with a SelfSubjectAccessReview each, whether the
+// operator's identity may make wants; it returns a *MissingAccessError
+// naming every refused one, or the first error that kept it from asking.
 func CheckAccess(ctx context.Context, client kubernetes.Interface, wants []Access) error {
 	if client == nil {
 		return errors.New("access check: a kubernetes client is required")
@@ -81,18 +70,15 @@ func CheckAccess(ctx context.Context, client kubernetes.Interface, wants []Acces
 	sem := make(chan struct{}, accessCheckParallelism)
 	var wg sync.WaitGroup
 	for i, want := range wants {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		wg.Go(func() {
+			defer func() { <-sem }()
 			allowed[i], errs[i] = review(ctx, client, want)
-		}()
+		})
 	}
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return fmt.Errorf("access check: %w", err) // the others failed alike
-		}
+	if i := slices.IndexFunc(errs, func(err error) bool { return err != nil }); i >= 0 {
+		return fmt.Errorf("access check: %w", errs[i]) // the others failed alike
 	}
 	var missing []Access
 	for i, want := range wants {

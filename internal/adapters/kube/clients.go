@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"net/http"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -16,53 +19,39 @@ import (
 	"github.com/hexagonal-operator/operator/internal/version"
 )
 
-// Defaults applied by [Options] fields left zero. They are controller-runtime's,
-// so the operator puts the same load on an API server as a kubebuilder one.
+// Defaults of [Options], controller-runtime's, so that the operator loads
+// an API server as a kubebuilder one does.
 const (
 	DefaultQPS   float32 = 20
 	DefaultBurst int     = 30
 )
 
-// contentTypeProtobuf is cheaper to encode and decode than JSON; the API
-// server speaks it for every built-in type (not for custom resources).
-const contentTypeProtobuf = "application/vnd.kubernetes.protobuf"
-
 // Options tune the clients. The zero value is ready to use.
 type Options struct {
-	// QPS is the sustained rate of requests per second shared by all three
+	// QPS is the sustained rate of requests per second shared by all the
 	// clients; 0 means DefaultQPS, a negative value turns client-side rate
 	// limiting off (the API server's priority and fairness still applies).
 	QPS float32
 	// Burst is how many requests may exceed QPS for a moment; 0 means
 	// DefaultBurst.
 	Burst int
-	// UserAgent identifies the operator in the API server's logs and audit
-	// events; empty means "hexagonal-operator/<version>".
+	// UserAgent defaults to "hexagonal-operator/<version>".
 	UserAgent string
-	// DisableProtobuf makes the typed clients speak JSON, for debugging
-	// the wire with a proxy.
-	DisableProtobuf bool
 }
 
-// Clients are the client-go clients the adapters are built from.
+// Clients are the client-go clients the adapters are built from; the
+// typed clientset speaks protobuf.
 type Clients struct {
-	// Kubernetes is client-go's typed clientset of the built-in kinds.
 	Kubernetes kubernetes.Interface
-	// Metadata reads and watches only the metadata of any kind.
-	Metadata metadata.Interface
-	// Dynamic reads and writes any kind, custom resources included, as
-	// unstructured objects.
-	Dynamic dynamic.Interface
+	Metadata   metadata.Interface
+	Dynamic    dynamic.Interface
 
-	// typed and httpClient build the REST client of a built-in group for
-	// [Writer]; nil in Clients made by hand (tests), which then write
-	// through Dynamic.
-	typed      *rest.Config
+	typed      *rest.Config // builds a built-in group's REST client for [Writer]
 	httpClient *http.Client
 }
 
-// NewClients builds the clients for cfg, which it does not modify. It does
-// no I/O.
+// NewClients builds the clients for cfg, sharing one transport and one rate
+// limiter. It does no I/O.
 func NewClients(cfg *rest.Config, opts Options) (*Clients, error) {
 	if cfg == nil {
 		return nil, errors.New("kube clients: a rest config is required")
@@ -71,20 +60,13 @@ func NewClients(cfg *rest.Config, opts Options) (*Clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One transport: one connection pool and one set of TLS sessions for
-	// every client, as controller-runtime does.
 	httpClient, err := rest.HTTPClientFor(base)
 	if err != nil {
 		return nil, fmt.Errorf("kube clients: build http client: %w", err)
 	}
 	typed := rest.CopyConfig(base)
-	if opts.DisableProtobuf {
-		// Explicit, or the typed clients would prefer protobuf.
-		typed.ContentType = "application/json"
-	} else {
-		typed.ContentType = contentTypeProtobuf
-		typed.AcceptContentTypes = contentTypeProtobuf + ",application/json"
-	}
+	typed.ContentType = "application/vnd.kubernetes.protobuf"
+	typed.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	k, err := kubernetes.NewForConfigAndClient(typed, httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kube clients: build clientset: %w", err)
@@ -101,20 +83,25 @@ func NewClients(cfg *rest.Config, opts Options) (*Clients, error) {
 	return &Clients{Kubernetes: k, Metadata: m, Dynamic: d, typed: typed, httpClient: httpClient}, nil
 }
 
-// restClientFor is the REST client of gv, a group of client-go's scheme,
-// configured as the clientset's typed clients are; nil for another group
-// or Clients made by hand.
-func (c *Clients) restClientFor(gv schema.GroupVersion) (rest.Interface, error) {
-	if c.typed == nil || !scheme.Scheme.IsVersionRegistered(gv) {
-		return nil, nil
-	}
+// restClientFor is a REST client of gv that decodes example's kind: with
+// client-go's scheme (protobuf) for its groups, else (a CRD) with a scheme
+// of that kind alone (JSON).
+func (c *Clients) restClientFor(gv schema.GroupVersion, kind string, example runtime.Object) (rest.Interface, error) {
 	cfg := rest.CopyConfig(c.typed)
 	cfg.GroupVersion = &gv
 	cfg.APIPath = "/apis"
 	if gv.Group == "" {
 		cfg.APIPath = "/api"
 	}
-	cfg.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	if scheme.Scheme.IsVersionRegistered(gv) {
+		cfg.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(scheme.Scheme, scheme.Codecs).WithoutConversion()
+	} else {
+		s := runtime.NewScheme()
+		s.AddKnownTypeWithName(gv.WithKind(kind), example)
+		metav1.AddToGroupVersion(s, gv)
+		cfg.ContentType, cfg.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
+		cfg.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
+	}
 	rc, err := rest.RESTClientForConfigAndClient(cfg, c.httpClient)
 	if err != nil {
 		return nil, fmt.Errorf("kube clients: %s client: %w", gv, err)
@@ -139,13 +126,10 @@ func configFor(cfg *rest.Config, opts Options) (*rest.Config, error) {
 	if burst < 0 {
 		return nil, fmt.Errorf("kube clients: burst must not be negative, got %d", burst)
 	}
-	out.QPS, out.Burst = qps, burst
+	out.QPS, out.Burst, out.RateLimiter = qps, burst, nil
 	if qps > 0 {
-		// Set here, so that every client built from out draws from the same
-		// bucket instead of each making its own.
+		// One bucket for every client built from out, not one each.
 		out.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
-	} else {
-		out.RateLimiter = nil
 	}
 	return out, nil
 }

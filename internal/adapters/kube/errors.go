@@ -8,33 +8,20 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// TranslateError maps a Kubernetes API error onto the port errors:
-//
-//   - NotFound → ports.ErrNotFound
-//   - Conflict → ports.ErrConflict
-//   - AlreadyExists → ports.ErrAlreadyExists
-//   - Invalid, BadRequest, RequestEntityTooLarge, UnsupportedMediaType,
-//     NotAcceptable, MethodNotSupported → ports.ErrInvalid (a retry of the
-//     same request cannot succeed)
-//   - Forbidden, Unauthorized → ports.ErrForbidden
-//
-// The result is a *ports.StoreError whose message is the API server's own
-// (ports.Cause finds it under the writer's context). Other API errors
-// (timeouts, throttling, internal errors) are transient: they keep their
-// message but match no port error, so callers retry them.
-// Errors that are not API errors, such as a cancelled context or a refused
-// connection, are returned unchanged. TranslateError(nil) is nil.
+// TranslateError maps a Kubernetes API error onto a *ports.StoreError with
+// the API server's message (ports.Cause finds it) and the port error of
+// portError; transient API errors match none, so callers retry them. Other
+// errors (a cancelled context, a refused connection) pass unchanged.
 func TranslateError(err error) error {
 	var status apierrors.APIStatus
 	if err == nil || !errors.As(err, &status) {
 		return err
 	}
-	// A ports.StoreError: errors.Is finds the port error, the message is
-	// the API server's, and the apierrors type is deliberately out of
-	// reach so that no caller comes to depend on it.
 	return &ports.StoreError{Err: portError(err), Message: err.Error()}
 }
 
+// portError is the port error of an API error; ErrInvalid for the requests
+// whose retry cannot succeed.
 func portError(err error) error {
 	switch {
 	case apierrors.IsNotFound(err):

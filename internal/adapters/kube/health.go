@@ -23,25 +23,19 @@ const APIServerCheckName = "apiserver"
 // API server answers, 0 while it does not, absent until the first probe.
 const APIServerReachableMetric = "operator_apiserver_reachable"
 
-// DefaultAPIServerProbeInterval is how often [APIServerProbe] asks when
-// [ProbeOptions.Interval] is zero: often enough for an alert on the gauge,
-// at one GET /version per interval and replica.
+// DefaultAPIServerProbeInterval is how often [APIServerProbe] asks by
+// default: often enough for an alert on the gauge.
 const DefaultAPIServerProbeInterval = 5 * time.Second
 
-// ProbeOptions tune the [APIServerProbe] of the Module, which uses the
-// defaults when none are supplied.
+// ProbeOptions tune the [APIServerProbe] of the Module.
 type ProbeOptions struct {
-	// Interval between probes; 0 means DefaultAPIServerProbeInterval.
-	Interval time.Duration
+	Interval time.Duration // 0 means DefaultAPIServerProbeInterval
 }
 
-// APIServerCheck fails while the API server does not answer GET /version.
-// It is deliberately in neither /readyz nor /healthz: Pod admission never
-// calls the API server, and an unready replica leaves the webhook Service
-// without endpoints, failing every Pod create in the cluster, while a failed
-// liveness check would restart replicas that a restart cannot help.
-// [APIServerProbe] runs it instead. Answers are reused for a second, so that
-// frequent callers cost the API server at most one request a second.
+// APIServerCheck fails while the API server does not answer GET /version,
+// reusing an answer for a second. It is in neither /readyz nor /healthz:
+// admission never calls the API server, an unready replica would leave the
+// webhook without endpoints, and a restart cannot help.
 type APIServerCheck struct {
 	client  rest.Interface
 	timeout time.Duration
@@ -54,8 +48,8 @@ type APIServerCheck struct {
 
 var _ ports.HealthCheck = (*APIServerCheck)(nil)
 
-// NewAPIServerCheck returns the check, asking through client's REST
-// client. It does no I/O.
+// NewAPIServerCheck returns the check, asking through client's discovery
+// REST client. It does no I/O.
 func NewAPIServerCheck(client kubernetes.Interface) (*APIServerCheck, error) {
 	if client == nil || client.Discovery() == nil || client.Discovery().RESTClient() == nil {
 		return nil, errors.New("api server check: a kubernetes client with a REST client is required")
@@ -83,17 +77,14 @@ func (c *APIServerCheck) Check(ctx context.Context) error {
 	return c.last
 }
 
-// Reachability as the probe last saw it.
 const (
 	reachabilityUnknown int32 = iota
 	reachable
 	unreachable
 )
 
-// APIServerProbe runs an [APIServerCheck] in the background and makes its
-// answer visible without touching the probes: as the gauge
-// operator_apiserver_reachable, and as one log line per change ("api server
-// unreachable", then "api server reachable again"), not one per probe.
+// APIServerProbe runs an [APIServerCheck] in the background, showing its
+// answer as operator_apiserver_reachable and one log line per change.
 type APIServerProbe struct {
 	check    ports.HealthCheck
 	interval time.Duration
@@ -109,9 +100,8 @@ type APIServerProbe struct {
 
 var _ prometheus.Collector = (*APIServerProbe)(nil)
 
-// NewAPIServerProbe returns a probe running check every interval (0 means
-// DefaultAPIServerProbeInterval) and registers its gauge on reg; a nil reg
-// or log leaves the gauge or the log lines out. It does no I/O.
+// NewAPIServerProbe returns a probe running check every interval (0: the
+// default) with its gauge on reg, if any. It does no I/O.
 func NewAPIServerProbe(check ports.HealthCheck, interval time.Duration, reg prometheus.Registerer, log *zap.Logger) (*APIServerProbe, error) {
 	if check == nil {
 		return nil, errors.New("api server probe: a check is required")
@@ -144,8 +134,8 @@ func NewAPIServerProbe(check ports.HealthCheck, interval time.Duration, reg prom
 // Describe implements prometheus.Collector.
 func (p *APIServerProbe) Describe(ch chan<- *prometheus.Desc) { ch <- p.desc }
 
-// Collect implements prometheus.Collector. Before the first probe there is
-// no sample: 0 would claim an outage nobody saw.
+// Collect implements prometheus.Collector: no sample before the first
+// probe, since 0 would claim an outage nobody saw.
 func (p *APIServerProbe) Collect(ch chan<- prometheus.Metric) {
 	switch p.state.Load() {
 	case reachable:
@@ -162,16 +152,14 @@ func (p *APIServerProbe) Reachable() (ok, known bool) {
 	return s == reachable, s != reachabilityUnknown
 }
 
-// Start probes at once and then every interval, in the background, until
-// Stop.
+// Start probes at once and then every interval until Stop.
 func (p *APIServerProbe) Start(context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done != nil {
 		return errors.New("api server probe: already started")
 	}
-	// Not the start context: probing goes on until Stop.
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background()) // until Stop, not the start context
 	p.cancel, p.done = cancel, make(chan struct{})
 	go func(done chan struct{}) {
 		defer close(done)
@@ -215,8 +203,8 @@ func (p *APIServerProbe) run(ctx context.Context) {
 	}
 }
 
-// record stores one answer and logs a change of reachability; lost is when
-// the API server was first seen unreachable, zero while it answers.
+// record stores one answer and logs a change; lost is when the API server
+// was first seen unreachable, zero while it answers.
 func (p *APIServerProbe) record(err error, lost time.Time) time.Time {
 	if err == nil {
 		if p.state.Swap(reachable) == unreachable {

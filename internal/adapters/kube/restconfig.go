@@ -43,19 +43,13 @@ func LoadRESTConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// Preflight checks, before anything else starts, that the API server answers
-// and accepts the operator's credentials. Informers would otherwise retry
-// forever and the operator would never say what is wrong. It retries
-// connection errors until ctx is done, then returns the last error naming
-// the server.
+// Preflight checks, before anything starts, that the API server answers and
+// accepts the operator's credentials, which informers would retry forever
+// in silence. It retries other errors until ctx is done.
 func Preflight(ctx context.Context, cfg *rest.Config) error {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = 5 * time.Second
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return fmt.Errorf("api server %s: %w", cfg.Host, err)
-	}
-	client, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, httpClient)
+	client, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("api server %s: %w", cfg.Host, err)
 	}

@@ -7,11 +7,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Predicate decides whether an event reaches the controller's queue. Create
-// is asked for every addition the source delivers, including the objects of
-// its initial list.
-//
-// Objects are shared with the cache: a predicate must not modify them.
+// Predicate decides whether an event reaches the controller's queue; Create
+// is asked about the objects of the initial list too. Objects are shared
+// with the cache: a predicate must not modify them.
 type Predicate interface {
 	Create(obj metav1.Object) bool
 	Update(oldObj, newObj metav1.Object) bool
@@ -43,8 +41,7 @@ func (f Funcs) Delete(obj metav1.Object) bool {
 }
 
 // ObjectFunc applies one filter to every event: the object on create and
-// delete, the new object on update. It suits filters on what an object is
-// (its namespace, a label) rather than on what changed.
+// delete, the new object on update.
 func ObjectFunc(filter func(obj metav1.Object) bool) Predicate {
 	return Funcs{
 		CreateFunc: filter,
@@ -53,9 +50,8 @@ func ObjectFunc(filter func(obj metav1.Object) bool) Predicate {
 	}
 }
 
-// updateOnly builds a "changed" predicate: creates and deletes pass, an update
-// passes when changed says so. An update missing either object is dropped,
-// since there is nothing to compare.
+// updateOnly builds a "changed" predicate: creates and deletes pass, an
+// update passes when changed says so, and one missing an object is dropped.
 func updateOnly(changed func(oldObj, newObj metav1.Object) bool) Predicate {
 	return Funcs{UpdateFunc: func(oldObj, newObj metav1.Object) bool {
 		if oldObj == nil || newObj == nil {
@@ -66,29 +62,14 @@ func updateOnly(changed func(oldObj, newObj metav1.Object) bool) Predicate {
 }
 
 // GenerationChanged passes updates that changed metadata.generation, which
-// the API server bumps on spec changes only: status writes and metadata-only
-// edits are dropped. Kinds that do not maintain a generation (it stays 0)
-// never pass an update.
+// the API server bumps on spec changes only.
 func GenerationChanged() Predicate {
 	return updateOnly(func(o, n metav1.Object) bool { return o.GetGeneration() != n.GetGeneration() })
 }
 
-// ResourceVersionChanged passes updates that changed metadata.resourceVersion,
-// which drops the informer's periodic resyncs (same object delivered again).
-func ResourceVersionChanged() Predicate {
-	return updateOnly(func(o, n metav1.Object) bool { return o.GetResourceVersion() != n.GetResourceVersion() })
-}
-
-// LabelChanged passes updates that changed the labels. A nil and an empty
-// map are equal, as the API server treats them.
+// LabelChanged passes updates that changed the labels (nil and empty alike).
 func LabelChanged() Predicate {
 	return updateOnly(func(o, n metav1.Object) bool { return !maps.Equal(o.GetLabels(), n.GetLabels()) })
-}
-
-// AnnotationChanged passes updates that changed the annotations, nil and
-// empty alike.
-func AnnotationChanged() Predicate {
-	return updateOnly(func(o, n metav1.Object) bool { return !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) })
 }
 
 // And passes an event that every predicate passes; with none it passes

@@ -49,7 +49,6 @@ var (
 	relabeled = obj(func(m *metav1.ObjectMeta) { m.Labels = map[string]string{"app": "z"} })
 	noLabels  = obj(func(m *metav1.ObjectMeta) { m.Labels = nil })
 	emptyLbls = obj(func(m *metav1.ObjectMeta) { m.Labels = map[string]string{} })
-	reannot   = obj(func(m *metav1.ObjectMeta) { m.Annotations["other"] = "1" })
 	inNsB     = obj(func(m *metav1.ObjectMeta) { m.Namespace = "b" })
 
 	always = predicate.Funcs{}
@@ -78,22 +77,12 @@ func TestPredicates(t *testing.T) {
 		{"generation: missing old object dropped", predicate.GenerationChanged(), update, nil, bumpedGen, false},
 		{"generation: missing new object dropped", predicate.GenerationChanged(), update, same, nil, false},
 
-		{"resourceVersion: create passes", predicate.ResourceVersionChanged(), create, nil, same, true},
-		{"resourceVersion: delete passes", predicate.ResourceVersionChanged(), del, same, nil, true},
-		{"resourceVersion: changed passes", predicate.ResourceVersionChanged(), update, same, newRV, true},
-		{"resourceVersion: resync dropped", predicate.ResourceVersionChanged(), update, same, same, false},
-
 		{"labels: create passes", predicate.LabelChanged(), create, nil, same, true},
 		{"labels: delete passes", predicate.LabelChanged(), del, same, nil, true},
 		{"labels: changed passes", predicate.LabelChanged(), update, same, relabeled, true},
 		{"labels: removed passes", predicate.LabelChanged(), update, same, noLabels, true},
 		{"labels: generation bump only dropped", predicate.LabelChanged(), update, same, bumpedGen, false},
 		{"labels: nil and empty are equal", predicate.LabelChanged(), update, noLabels, emptyLbls, false},
-
-		{"annotations: create passes", predicate.AnnotationChanged(), create, nil, same, true},
-		{"annotations: delete passes", predicate.AnnotationChanged(), del, same, nil, true},
-		{"annotations: added passes", predicate.AnnotationChanged(), update, same, reannot, true},
-		{"annotations: label change dropped", predicate.AnnotationChanged(), update, same, relabeled, false},
 
 		{"and: none passes", predicate.And(), update, same, same, true},
 		{"and: all pass", predicate.And(always, predicate.LabelChanged()), update, same, relabeled, true},
