@@ -112,6 +112,7 @@ func Options(cfg config.Config) fx.Option {
 		cache.Module,
 		events.Module,
 		leaderelection.Module,
+		fx.Provide(func(e *leaderelection.Elector) controller.LeaderElector { return e }),
 		clock.Module,
 		healthChecks,
 		health.Module,
@@ -131,6 +132,9 @@ func replicaSetOptions(cfg config.Config) fx.Option {
 	}
 	return replicaSetController(cfg)
 }
+
+// The elector gates the controllers' workers.
+var _ controller.LeaderElector = (*leaderelection.Elector)(nil)
 
 func restConfig(c config.Config) (*rest.Config, error) {
 	return kube.LoadRESTConfig(c.Kubeconfig)

@@ -86,7 +86,7 @@ type Controller struct {
 	workers    int
 	watches    []Watch
 	reconciler ports.Reconciler
-	leader     ports.LeaderElector
+	leader     LeaderElector
 	log        *zap.Logger
 	opts       Options
 	metrics    *reconcileMetrics

@@ -121,7 +121,7 @@ type fakeLeader struct {
 	aOnce   sync.Once
 }
 
-var _ ports.LeaderElector = (*fakeLeader)(nil)
+var _ controller.LeaderElector = (*fakeLeader)(nil)
 
 func newLeader(elected bool) *fakeLeader {
 	l := &fakeLeader{elected: make(chan struct{}), asked: make(chan struct{})}

@@ -4,8 +4,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 	"go.uber.org/zap"
-
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // GroupControllers is the fx value group of the controllers [Module] runs,
@@ -39,7 +37,7 @@ type depsParams struct {
 	fx.In
 	Logger        *zap.Logger
 	Registerer    prometheus.Registerer
-	LeaderElector ports.LeaderElector
+	LeaderElector LeaderElector
 	Options       Options `optional:"true"`
 }
 

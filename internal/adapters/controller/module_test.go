@@ -18,7 +18,7 @@ func moduleOptions(e *env, src *fakeSource, r ports.Reconciler, checks *[]ports.
 		fx.Supply(
 			e.deps.Logger,
 			fx.Annotate(e.reg, fx.As(new(prometheus.Registerer))),
-			fx.Annotate(e.leader, fx.As(new(ports.LeaderElector))),
+			fx.Annotate(e.leader, fx.As(new(controller.LeaderElector))),
 		),
 		controller.Module,
 		fx.Provide(fx.Annotate(func(d controller.Deps) (*controller.Controller, error) {

@@ -7,8 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
-
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // Defaults, as controller-runtime's where it has one.
@@ -62,13 +60,21 @@ func (o Options) validate() error {
 	return errors.Join(errs...)
 }
 
+// LeaderElector knows whether this replica leads. Controllers run only on
+// the leader; webhooks and caches run everywhere.
+type LeaderElector interface {
+	// Elected returns a channel that is closed once this replica has become
+	// the leader. It is never closed on a standby.
+	Elected() <-chan struct{}
+}
+
 // Deps is what every controller of a process shares.
 type Deps struct {
 	Logger     *zap.Logger
 	Registerer prometheus.Registerer
 	// LeaderElector gates the workers: only the leader reconciles. Without
 	// leader election, pass one that is elected at once.
-	LeaderElector ports.LeaderElector
+	LeaderElector LeaderElector
 	Options       Options
 }
 

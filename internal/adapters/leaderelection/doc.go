@@ -1,6 +1,6 @@
 // Package leaderelection decides which replica runs the controllers with
 // client-go's tools/leaderelection on a coordination.k8s.io/v1 Lease, and
-// offers the answer as ports.LeaderElector: Elected() is closed once this
+// offers the answer as Elected(), a channel closed once this
 // replica holds the Lease (at once when leader election is disabled).
 //
 // Stop, after the controllers have stopped, releases the Lease so a standby

@@ -117,10 +117,7 @@ type Elector struct {
 	done     chan struct{} // closed when the elector has returned (and released)
 }
 
-var (
-	_ ports.LeaderElector = (*Elector)(nil)
-	_ ports.HealthCheck   = (*Elector)(nil)
-)
+var _ ports.HealthCheck = (*Elector)(nil)
 
 // New returns an elector for opts, registering its metrics on reg when
 // enabled; disabled, it is elected from the start. It does no I/O.
@@ -191,7 +188,7 @@ func New(client kubernetes.Interface, reg prometheus.Registerer, opts Options, l
 	return e, nil
 }
 
-// Elected implements ports.LeaderElector.
+// Elected is closed once this replica leads.
 func (e *Elector) Elected() <-chan struct{} { return e.elected }
 
 // IsLeader reports whether this replica holds the Lease right now (always

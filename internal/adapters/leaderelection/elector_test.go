@@ -209,7 +209,6 @@ func TestModuleShutsDownOnLoss(t *testing.T) {
 	t.Parallel()
 	cs := fake.NewClientset()
 	broken := failingUpdates(cs)
-	var le ports.LeaderElector
 	var e *leaderelection.Elector
 	app := fxtest.New(t,
 		leaderelection.Module,
@@ -219,14 +218,14 @@ func TestModuleShutsDownOnLoss(t *testing.T) {
 			fx.Annotate(prometheus.NewRegistry(), fx.As(new(prometheus.Registerer))),
 			zap.NewNop(),
 		),
-		fx.Populate(&le, &e),
+		fx.Populate(&e),
 	)
 	app.RequireStart()
 	defer app.RequireStop()
 	var check ports.HealthCheck = e // the liveness check the composition root registers
 	assert.Equal(t, "leader-election", check.Name())
 	select {
-	case <-le.Elected():
+	case <-e.Elected():
 	case <-time.After(10 * time.Second):
 		t.Fatal("not elected")
 	}

@@ -5,19 +5,15 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// Module provides ports.LeaderElector (and *Elector). Without
+// Module provides the *Elector, which the composition root hands the
+// controllers as their LeaderElector. Without
 // Options.OnLost, losing the Lease shuts the application down with exit
 // code 1; its stop releases the Lease.
 var Module = fx.Module("leaderelection",
 	fx.Provide(
-		fx.Annotate(newElector,
-			fx.As(fx.Self()),
-			fx.As(new(ports.LeaderElector)),
-		),
+		newElector,
 	),
 	fx.Invoke(func(*Elector) {}),
 )
