@@ -133,8 +133,14 @@ func replicaSetOptions(cfg config.Config) fx.Option {
 	return replicaSetController(cfg)
 }
 
-// The elector gates the controllers' workers.
-var _ controller.LeaderElector = (*leaderelection.Elector)(nil)
+// The elector gates the controllers' workers; the parts' checks feed the
+// probes.
+var (
+	_ controller.LeaderElector = (*leaderelection.Elector)(nil)
+	_ health.Check             = (*leaderelection.Elector)(nil)
+	_ health.Check             = (*cache.Cache)(nil)
+	_ health.Check             = controller.StuckCheck{}
+)
 
 func restConfig(c config.Config) (*rest.Config, error) {
 	return kube.LoadRESTConfig(c.Kubeconfig)
@@ -157,14 +163,14 @@ func preflightChecks(cfg config.Config) fx.Option {
 // and the webhook server's certificate for readiness, the elector's
 // renewal and the controllers' progress for liveness.
 var healthChecks = fx.Provide(
-	fx.Annotate(func(c *cache.Cache) ports.HealthCheck { return c }, fx.ResultTags(health.GroupReadyz)),
+	fx.Annotate(func(c *cache.Cache) health.Check { return c }, fx.ResultTags(health.GroupReadyz)),
 	fx.Annotate((*webhook.Server).ReadinessCheck, fx.ResultTags(health.GroupReadyz)),
-	fx.Annotate(func(e *leaderelection.Elector) ports.HealthCheck { return e }, fx.ResultTags(health.GroupHealthz)),
+	fx.Annotate(func(e *leaderelection.Elector) health.Check { return e }, fx.ResultTags(health.GroupHealthz)),
 	fx.Annotate(func(p struct {
 		fx.In
 		Controllers []*controller.Controller `group:"controllers"`
-	}) []ports.HealthCheck {
-		checks := make([]ports.HealthCheck, 0, len(p.Controllers))
+	}) []health.Check {
+		checks := make([]health.Check, 0, len(p.Controllers))
 		for _, c := range p.Controllers {
 			checks = append(checks, c.StuckCheck())
 		}

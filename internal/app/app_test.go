@@ -54,12 +54,12 @@ func TestProbesServeEveryPartsCheck(t *testing.T) {
 	t.Parallel()
 	var checks struct {
 		fx.In
-		Healthz []ports.HealthCheck `group:"healthz"`
-		Readyz  []ports.HealthCheck `group:"readyz"`
+		Healthz []health.Check `group:"healthz"`
+		Readyz  []health.Check `group:"readyz"`
 	}
 	a := fx.New(app.Options(parse(t, "--kubeconfig=testdata/kubeconfig")), fx.Populate(&checks), fx.NopLogger)
 	require.NoError(t, a.Err())
-	names := func(cs []ports.HealthCheck) []string {
+	names := func(cs []health.Check) []string {
 		var out []string
 		for _, c := range cs {
 			out = append(out, c.Name())

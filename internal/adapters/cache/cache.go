@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/metadata"
 	toolscache "k8s.io/client-go/tools/cache"
 
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // HealthCheckName names the cache's readiness check.
@@ -68,7 +67,6 @@ type Cache struct {
 	running   sync.WaitGroup    // the informers' goroutines
 }
 
-var _ ports.HealthCheck = (*Cache)(nil)
 
 // New returns a cache reading through client and meta, with
 // operator_cache_objects on reg unless it is nil. It does no I/O.
@@ -188,10 +186,10 @@ func (c *Cache) WaitForSync(ctx context.Context) error {
 	}
 }
 
-// Name implements ports.HealthCheck.
+// Name names the cache as a readiness check.
 func (c *Cache) Name() string { return HealthCheckName }
 
-// Check implements ports.HealthCheck, naming the kinds still listing.
+// Check is the readiness check: it fails naming the kinds still listing.
 func (c *Cache) Check(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

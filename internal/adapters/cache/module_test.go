@@ -47,7 +47,7 @@ func TestModule(t *testing.T) {
 	app.RequireStart()
 	require.Eventually(t, in.Cache.HasSynced, waitFor, tick, "the lifecycle started the informers")
 	require.NoError(t, replicaSets.WaitForSync(t.Context()))
-	var check ports.HealthCheck = in.Cache // the readiness check the composition root registers
+	var check health.Check = in.Cache // the readiness check the composition root registers
 	assert.Equal(t, cache.HealthCheckName, check.Name())
 	assert.NoError(t, check.Check(t.Context()))
 

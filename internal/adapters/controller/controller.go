@@ -436,15 +436,16 @@ func (e *eventHandler) enqueue(reqs []ports.Request) {
 // StuckCheck returns the controller's liveness check: it fails while a
 // reconcile has run longer than Options.StuckThreshold, which only a
 // restart cures.
-func (c *Controller) StuckCheck() ports.HealthCheck { return stuckCheck{c: c} }
+func (c *Controller) StuckCheck() StuckCheck { return StuckCheck{c: c} }
 
-type stuckCheck struct{ c *Controller }
+// StuckCheck is a controller's liveness check.
+type StuckCheck struct{ c *Controller }
 
-var _ ports.HealthCheck = stuckCheck{}
+// Name is "controller-" and the controller's name.
+func (s StuckCheck) Name() string { return "controller-" + s.c.name }
 
-func (s stuckCheck) Name() string { return "controller-" + s.c.name }
-
-func (s stuckCheck) Check(context.Context) error {
+// Check fails while a reconcile has run longer than the threshold.
+func (s StuckCheck) Check(context.Context) error {
 	c := s.c
 	now := time.Now()
 	c.inflightMu.Lock()

@@ -13,7 +13,7 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-func moduleOptions(e *env, src *fakeSource, r ports.Reconciler, checks *[]ports.HealthCheck) fx.Option {
+func moduleOptions(e *env, src *fakeSource, r ports.Reconciler, checks *[]health.Check) fx.Option {
 	return fx.Options(
 		fx.Supply(
 			e.deps.Logger,
@@ -39,7 +39,7 @@ func TestModuleRunsProvidedControllers(t *testing.T) {
 	e := newEnv()
 	src := newSource("Thing")
 	r := newRecorder(nil)
-	var checks []ports.HealthCheck
+	var checks []health.Check
 
 	require.NoError(t, fx.ValidateApp(moduleOptions(e, src, r, &checks)))
 

@@ -1,5 +1,5 @@
 // Package health serves the kubelet's probes, /healthz (liveness) and
-// /readyz (readiness), over plain HTTP from sets of ports.HealthCheck,
+// /readyz (readiness), over plain HTTP from sets of Check,
 // answering as the Kubernetes API server's probes do: 200 "ok", or 500 with
 // a `[+]name ok` / `[-]name failed: reason` line per check so the kubelet's
 // event says what is wrong; ?verbose lists the checks on success too,

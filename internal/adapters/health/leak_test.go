@@ -9,13 +9,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/health"
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // Not parallel: it counts goroutines.
 func TestStopLeavesNoGoroutine(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	s, err := health.New(health.Options{BindAddress: "127.0.0.1:0"}, []ports.HealthCheck{health.Ping}, nil, nil)
+	s, err := health.New(health.Options{BindAddress: "127.0.0.1:0"}, []health.Check{health.Ping}, nil, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Start(context.Background()))
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}

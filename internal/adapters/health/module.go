@@ -4,7 +4,6 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
 
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // Module serves the probes from the checks of the groups [GroupHealthz]
@@ -12,7 +11,7 @@ import (
 // start. The composition root puts the parts' checks into the groups.
 var Module = fx.Module("health",
 	fx.Provide(
-		fx.Annotate(func() ports.HealthCheck { return Ping }, fx.ResultTags(GroupHealthz)),
+		fx.Annotate(func() Check { return Ping }, fx.ResultTags(GroupHealthz)),
 		newServer,
 	),
 	fx.Invoke(func(*Server) {}),
@@ -31,8 +30,8 @@ type serverParams struct {
 	Lifecycle fx.Lifecycle
 	Options   Options
 	Logger    *zap.Logger
-	Healthz   []ports.HealthCheck `group:"healthz"`
-	Readyz    []ports.HealthCheck `group:"readyz"`
+	Healthz   []Check `group:"healthz"`
+	Readyz    []Check `group:"readyz"`
 }
 
 func newServer(p serverParams) (*Server, error) {

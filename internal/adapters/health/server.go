@@ -15,7 +15,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/hexagonal-operator/operator/internal/httpserve"
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // Options configure the probe [Server]. The zero value is ready to use.
@@ -39,7 +38,7 @@ type Server struct {
 
 // New returns a server for the liveness and readiness checks. Names must be
 // unique within a probe, non-empty and without "/". It does no I/O.
-func New(opts Options, healthz, readyz []ports.HealthCheck, log *zap.Logger) (*Server, error) {
+func New(opts Options, healthz, readyz []Check, log *zap.Logger) (*Server, error) {
 	opts.BindAddress = cmp.Or(opts.BindAddress, ":8081")
 	opts.CheckTimeout = cmp.Or(max(opts.CheckTimeout, 0), 800*time.Millisecond)
 	if log == nil {
@@ -51,7 +50,7 @@ func New(opts Options, healthz, readyz []ports.HealthCheck, log *zap.Logger) (*S
 		}
 	}
 	mux := http.NewServeMux()
-	for name, checks := range map[string][]ports.HealthCheck{"healthz": healthz, "readyz": readyz} {
+	for name, checks := range map[string][]Check{"healthz": healthz, "readyz": readyz} {
 		pr, err := newProbe(name, checks, opts.CheckTimeout, log)
 		if err != nil {
 			return nil, fmt.Errorf("health server: /%s: %w", name, err)
@@ -89,14 +88,14 @@ func (s *Server) Stop(ctx context.Context) error { return s.http.Stop(ctx) }
 // Kubernetes API server's probes do.
 type probe struct {
 	name    string
-	checks  []ports.HealthCheck
-	byName  map[string]ports.HealthCheck
+	checks  []Check
+	byName  map[string]Check
 	timeout time.Duration
 	log     *zap.Logger
 }
 
-func newProbe(name string, checks []ports.HealthCheck, timeout time.Duration, log *zap.Logger) (*probe, error) {
-	p := &probe{name: name, byName: map[string]ports.HealthCheck{}, timeout: timeout, log: log}
+func newProbe(name string, checks []Check, timeout time.Duration, log *zap.Logger) (*probe, error) {
+	p := &probe{name: name, byName: map[string]Check{}, timeout: timeout, log: log}
 	for _, c := range checks {
 		n := c.Name()
 		switch {
@@ -108,7 +107,7 @@ func newProbe(name string, checks []ports.HealthCheck, timeout time.Duration, lo
 		p.byName[n] = c
 		p.checks = append(p.checks, c)
 	}
-	slices.SortFunc(p.checks, func(a, b ports.HealthCheck) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(p.checks, func(a, b Check) int { return strings.Compare(a.Name(), b.Name()) })
 	return p, nil
 }
 
@@ -192,7 +191,7 @@ func (p *probe) serveAll(w http.ResponseWriter, r *http.Request) {
 // run runs c within the probe's timeout. A check that ignores its context
 // is abandoned (it finishes in the background) so a probe still answers in
 // time.
-func (p *probe) run(ctx context.Context, c ports.HealthCheck) error {
+func (p *probe) run(ctx context.Context, c Check) error {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	res := make(chan error, 1)

@@ -21,11 +21,11 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-func failing(name, reason string) ports.HealthCheck {
+func failing(name, reason string) health.Check {
 	return health.NewCheck(name, func(context.Context) error { return errors.New(reason) })
 }
 
-func passing(name string) ports.HealthCheck {
+func passing(name string) health.Check {
 	return health.NewCheck(name, func(context.Context) error { return nil })
 }
 
@@ -40,8 +40,8 @@ func probe(t *testing.T, h http.Handler, target string) (int, string) {
 
 func TestProbes(t *testing.T) {
 	t.Parallel()
-	healthz := []ports.HealthCheck{health.Ping}
-	readyz := []ports.HealthCheck{passing("webhook-tls"), failing("cache-sync", "informers not synced")}
+	healthz := []health.Check{health.Ping}
+	readyz := []health.Check{passing("webhook-tls"), failing("cache-sync", "informers not synced")}
 	s, err := health.New(health.Options{}, healthz, readyz, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	h := s.Handler()
@@ -90,7 +90,7 @@ func TestSlowCheckTimesOut(t *testing.T) {
 		<-release // ignores its context, like a wedged check would
 		return nil
 	})
-	s, err := health.New(health.Options{CheckTimeout: 50 * time.Millisecond}, []ports.HealthCheck{stuck}, nil, nil)
+	s, err := health.New(health.Options{CheckTimeout: 50 * time.Millisecond}, []health.Check{stuck}, nil, nil)
 	require.NoError(t, err)
 	began := time.Now()
 	code, body := probe(t, s.Handler(), "/healthz")
@@ -102,7 +102,7 @@ func TestSlowCheckTimesOut(t *testing.T) {
 func TestPanickingCheckFails(t *testing.T) {
 	t.Parallel()
 	boom := health.NewCheck("boom", func(context.Context) error { panic("kaput") })
-	s, err := health.New(health.Options{}, nil, []ports.HealthCheck{boom}, nil)
+	s, err := health.New(health.Options{}, nil, []health.Check{boom}, nil)
 	require.NoError(t, err)
 	code, body := probe(t, s.Handler(), "/readyz")
 	assert.Equal(t, http.StatusInternalServerError, code)
@@ -113,12 +113,12 @@ func TestNewRejectsBadChecks(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		checks []ports.HealthCheck
+		checks []health.Check
 		want   string
 	}{
-		{"duplicate", []ports.HealthCheck{passing("a"), passing("a")}, `two checks are called "a"`},
-		{"empty name", []ports.HealthCheck{passing("")}, "non-empty"},
-		{"slash", []ports.HealthCheck{passing("a/b")}, "without /"},
+		{"duplicate", []health.Check{passing("a"), passing("a")}, `two checks are called "a"`},
+		{"empty name", []health.Check{passing("")}, "non-empty"},
+		{"slash", []health.Check{passing("a/b")}, "without /"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,7 +134,7 @@ func TestNewRejectsBadChecks(t *testing.T) {
 
 func TestServerServesAndStops(t *testing.T) {
 	t.Parallel()
-	s, err := health.New(health.Options{BindAddress: "127.0.0.1:0"}, []ports.HealthCheck{health.Ping}, nil, zaptest.NewLogger(t))
+	s, err := health.New(health.Options{BindAddress: "127.0.0.1:0"}, []health.Check{health.Ping}, nil, zaptest.NewLogger(t))
 	require.NoError(t, err)
 	require.NoError(t, s.Start(context.Background()))
 	addr := s.Addr().String()
@@ -169,7 +169,7 @@ func TestModuleCollectsGroups(t *testing.T) {
 	app := fxtest.New(t,
 		health.Module,
 		fx.Supply(health.Options{BindAddress: "127.0.0.1:0"}, zap.NewNop()),
-		fx.Provide(fx.Annotate(func() ports.HealthCheck { return failing("cache-sync", "not yet") }, fx.ResultTags(`group:"readyz"`))),
+		fx.Provide(fx.Annotate(func() health.Check { return failing("cache-sync", "not yet") }, fx.ResultTags(`group:"readyz"`))),
 		fx.Populate(&s),
 	)
 	app.RequireStart()

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // APIServerCheckName names the API server check.
@@ -46,7 +45,6 @@ type APIServerCheck struct {
 	last    error
 }
 
-var _ ports.HealthCheck = (*APIServerCheck)(nil)
 
 // NewAPIServerCheck returns the check, asking through client's discovery
 // REST client. It does no I/O.
@@ -57,10 +55,10 @@ func NewAPIServerCheck(client kubernetes.Interface) (*APIServerCheck, error) {
 	return &APIServerCheck{client: client.Discovery().RESTClient(), timeout: 2 * time.Second, ttl: time.Second}, nil
 }
 
-// Name implements ports.HealthCheck.
+// Name names the check in the probe's log lines.
 func (c *APIServerCheck) Name() string { return APIServerCheckName }
 
-// Check implements ports.HealthCheck.
+// Check asks the API server for /version.
 func (c *APIServerCheck) Check(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -83,10 +81,16 @@ const (
 	unreachable
 )
 
+// checker is what the probe runs: an [APIServerCheck], or a test's.
+type checker interface {
+	Name() string
+	Check(ctx context.Context) error
+}
+
 // APIServerProbe runs an [APIServerCheck] in the background, showing its
 // answer as operator_apiserver_reachable and one log line per change.
 type APIServerProbe struct {
-	check    ports.HealthCheck
+	check    checker
 	interval time.Duration
 	log      *zap.Logger
 	desc     *prometheus.Desc
@@ -102,7 +106,7 @@ var _ prometheus.Collector = (*APIServerProbe)(nil)
 
 // NewAPIServerProbe returns a probe running check every interval (0: the
 // default) with its gauge on reg, if any. It does no I/O.
-func NewAPIServerProbe(check ports.HealthCheck, interval time.Duration, reg prometheus.Registerer, log *zap.Logger) (*APIServerProbe, error) {
+func NewAPIServerProbe(check checker, interval time.Duration, reg prometheus.Registerer, log *zap.Logger) (*APIServerProbe, error) {
 	if check == nil {
 		return nil, errors.New("api server probe: a check is required")
 	}

@@ -52,8 +52,8 @@ func TestModule(t *testing.T) {
 // probeGroups collects the checks of both probe groups as wired.
 type probeGroups struct {
 	fx.In
-	Healthz []ports.HealthCheck `group:"healthz"`
-	Readyz  []ports.HealthCheck `group:"readyz"`
+	Healthz []health.Check `group:"healthz"`
+	Readyz  []health.Check `group:"readyz"`
 }
 
 // An API server that answers the operator 429 leaves /readyz and /healthz
@@ -91,7 +91,7 @@ func TestReadinessStaysOKWhileTheAPIServerCheckFails(t *testing.T) {
 		fx.Supply(zap.New(core)),
 		// Stands in for the webhook server's and the caches' checks, which
 		// the API server does not affect once synced.
-		fx.Provide(fx.Annotate(func() ports.HealthCheck { return health.NewCheck("webhook", nil) }, fx.ResultTags(`group:"readyz"`))),
+		fx.Provide(fx.Annotate(func() health.Check { return health.NewCheck("webhook", nil) }, fx.ResultTags(`group:"readyz"`))),
 		fx.Populate(&server, &probe, &groups),
 		fx.NopLogger,
 	)

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // Defaults applied by [Options] fields left zero; they are client-go's and
@@ -117,7 +116,6 @@ type Elector struct {
 	done     chan struct{} // closed when the elector has returned (and released)
 }
 
-var _ ports.HealthCheck = (*Elector)(nil)
 
 // New returns an elector for opts, registering its metrics on reg when
 // enabled; disabled, it is elected from the start. It does no I/O.
@@ -205,10 +203,10 @@ func (e *Elector) IsLeader() bool {
 // Identity is this replica's name in the Lease (empty when disabled).
 func (e *Elector) Identity() string { return e.opts.Identity }
 
-// Name implements ports.HealthCheck.
+// Name names the elector as a liveness check.
 func (e *Elector) Name() string { return "leader-election" }
 
-// Check implements ports.HealthCheck for /healthz: a leader that has not
+// Check is the liveness check: a leader that has not
 // renewed its Lease for well past its duration is wedged.
 func (e *Elector) Check(context.Context) error {
 	if e.le == nil {

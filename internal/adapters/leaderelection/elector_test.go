@@ -222,7 +222,7 @@ func TestModuleShutsDownOnLoss(t *testing.T) {
 	)
 	app.RequireStart()
 	defer app.RequireStop()
-	var check ports.HealthCheck = e // the liveness check the composition root registers
+	var check health.Check = e // the liveness check the composition root registers
 	assert.Equal(t, "leader-election", check.Name())
 	select {
 	case <-e.Elected():
