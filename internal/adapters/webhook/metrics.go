@@ -3,7 +3,6 @@ package webhook
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -100,39 +99,9 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 	return m, nil
 }
 
-// pathMetrics are one path's series, looked up once: a request then
-// records its metrics without hashing label values, except for a code other
-// than 200.
-type pathMetrics struct {
-	m        *metrics
-	path     string
-	inFlight prometheus.Gauge
-	latency  prometheus.Observer
-	ok       prometheus.Counter
-}
-
-func (m *metrics) forPath(path string) *pathMetrics {
-	return &pathMetrics{
-		m:        m,
-		path:     path,
-		inFlight: m.inFlight.WithLabelValues(path),
-		latency:  m.latency.WithLabelValues(path),
-		ok:       m.total.WithLabelValues(path, "200"),
-	}
-}
-
-// begin counts a request in flight; end records its end.
-func (p *pathMetrics) begin() time.Time {
-	p.inFlight.Inc()
-	return time.Now()
-}
-
-func (p *pathMetrics) end(start time.Time, code int) {
-	p.inFlight.Dec()
-	p.latency.Observe(time.Since(start).Seconds())
-	if code == http.StatusOK {
-		p.ok.Inc()
-		return
-	}
-	p.m.total.WithLabelValues(p.path, strconv.Itoa(code)).Inc()
+// end records the end of a request to path begun at start.
+func (m *metrics) end(path string, start time.Time, code int) {
+	m.inFlight.WithLabelValues(path).Dec()
+	m.latency.WithLabelValues(path).Observe(time.Since(start).Seconds())
+	m.total.WithLabelValues(path, strconv.Itoa(code)).Inc()
 }
