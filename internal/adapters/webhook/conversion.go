@@ -15,21 +15,18 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// ConvertFunc converts one serialized object to desiredAPIVersion and
-// returns its serialization. It must not change the object's meaning: the
-// API server uses it on every read and write of a non-storage version.
+// ConvertFunc converts one serialized object to desiredAPIVersion without
+// changing its meaning.
 type ConvertFunc func(ctx context.Context, raw []byte, desiredAPIVersion string) ([]byte, error)
 
 // Conversion is a CRD conversion endpoint: the server answers
 // apiextensions.k8s.io/v1 ConversionReviews at Path with Convert.
 type Conversion struct {
-	// Path is the URL path; it is also the `webhook` metric label.
-	Path    string
+	Path    string // also the `webhook` metric label
 	Convert ConvertFunc
 }
 
-// The ConversionReview v1 wire shape, declared here so that the operator
-// does not depend on k8s.io/apiextensions-apiserver for three structs.
+// The ConversionReview v1 wire shape, without k8s.io/apiextensions-apiserver.
 type conversionReview struct {
 	metav1.TypeMeta `json:",inline"`
 	Request         *conversionRequest  `json:"request,omitempty"`

@@ -9,28 +9,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are controller-runtime's webhook metrics, labelled by
-// request path so existing dashboards work.
+// metrics are controller-runtime's webhook metrics, labelled by request
+// path, and the request budget's own.
 type metrics struct {
-	total    *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	inFlight *prometheus.GaugeVec
-	// panics and conversionPanics count the admission rules and the
-	// conversions that panicked (answered 500), as controller-runtime's
-	// admission and conversion webhooks count theirs: without labels.
-	panics           prometheus.Counter
+	total            *prometheus.CounterVec
+	latency          *prometheus.HistogramVec
+	inFlight         *prometheus.GaugeVec
+	panics           prometheus.Counter // unlabelled, as controller-runtime's
 	conversionPanics prometheus.Counter
-
-	// The request budget's own figures, not controller-runtime's: how
-	// much of it is taken, and the requests it turned away.
-	bodyBytes     prometheus.Gauge
-	rejected      *prometheus.CounterVec
-	rejectedConns prometheus.Counter
+	bodyBytes        prometheus.Gauge
+	rejected         *prometheus.CounterVec
+	rejectedConns    prometheus.Counter
 }
 
-// Why the budget turned a request away: the label reason of
-// operator_webhook_requests_rejected_total. The client_ reasons are the
-// share of one client address (budget), the others the whole budget.
+// Values of the label reason of operator_webhook_requests_rejected_total:
+// the client_ ones are a client address's share, the others the budget.
 const (
 	rejectedRequests        = "requests"
 	rejectedBodyBytes       = "body_bytes"
@@ -38,7 +31,6 @@ const (
 	rejectedClientBodyBytes = "client_body_bytes"
 )
 
-// rejectedReasons are all values of the label reason.
 var rejectedReasons = []string{rejectedRequests, rejectedBodyBytes, rejectedClientRequests, rejectedClientBodyBytes}
 
 func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
@@ -85,8 +77,7 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("register webhook metrics: %w", err)
 	}
-	// Series exist from the start, so rate() and alerts see a zero rather
-	// than nothing before the first request.
+	// Series exist from the start, so rate() and alerts see a zero.
 	for _, p := range paths {
 		m.total.WithLabelValues(p, "200")
 		m.total.WithLabelValues(p, "500")

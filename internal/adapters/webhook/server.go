@@ -22,9 +22,8 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 )
 
-// CertSource is the server's certificate (internal/adapters/certs provides
-// it): started before the server listens, asked on every handshake, so it
-// may change without a restart, and stopped once the server has stopped.
+// CertSource is the server's certificate (internal/adapters/certs): started
+// before the server listens, asked on every handshake, stopped after it.
 type CertSource interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
@@ -43,9 +42,7 @@ type Server struct {
 	mux         *http.ServeMux
 	budget      *budget
 
-	// draining is set by Stop: responses then close their connection, so
-	// that callers open new ones while the server still accepts them.
-	draining atomic.Bool
+	draining atomic.Bool // set by Stop: responses close their connection
 
 	mu     sync.Mutex
 	conns  map[net.Conn]http.ConnState // guarded by mu
@@ -55,8 +52,7 @@ type Server struct {
 }
 
 // New returns a server for hooks and conversions that presents
-// certificates from certs and records metrics on reg. It does no I/O;
-// Start starts certs and binds the port.
+// certificates from certs and records metrics on reg. It does no I/O.
 func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer, logger *zap.Logger, conversions ...Conversion) (*Server, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
@@ -118,12 +114,8 @@ func (s *Server) Start(ctx context.Context) error {
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(s.opts.EnableHTTP2)
-	// Each timeout bounds how long a client may hold a connection, and
-	// with it a request slot and what its body holds of the budget: the
-	// header timeout a client that never finishes its headers, the read
-	// timeout one that trickles its body (the API server gives a webhook
-	// at most 30 s, so a request still arriving after that has no one to
-	// answer), the idle timeout a kept-alive connection that sends nothing.
+	// The timeouts bound how long a slow client holds a connection, and
+	// with it a request slot and its body's budget.
 	srv := &http.Server{
 		Handler: http.HandlerFunc(s.serveHTTP),
 		TLSConfig: &tls.Config{
@@ -150,11 +142,9 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop first goes on serving for Options.ShutdownDelay (bounded by ctx),
-// closing each connection after its response, then stops accepting
-// connections and waits, within ctx, for requests in flight to finish; when
-// ctx ends first it closes the remaining connections. Then it stops the
-// certificate source. Stopping a server that never started is a no-op.
+// Stop goes on serving for Options.ShutdownDelay (bounded by ctx), closing
+// each connection after its response, then waits within ctx for requests
+// in flight, and stops the certificate source. Before Start it is a no-op.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	srv, served := s.srv, s.served
@@ -174,9 +164,8 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.draining.Store(true)
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(ctx) }()
-	// Shutdown closes idle connections at once but leaves a new one (no
-	// request read yet) for five seconds; none carries a request in flight,
-	// so they are closed too, until Shutdown returns.
+	// Shutdown leaves a new connection (no request read yet) open for five
+	// seconds; it carries no request, so it is closed too.
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	var err error
@@ -198,8 +187,7 @@ wait:
 	return errors.Join(err, s.certs.Stop(ctx))
 }
 
-// trackConn keeps the server's connections and their states, so that a
-// draining server can close those that sent nothing yet.
+// trackConn keeps the connections' states for closeNewConns.
 func (s *Server) trackConn(c net.Conn, state http.ConnState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -368,9 +356,8 @@ func (s *Server) serveAdmission(h Hook) func(http.ResponseWriter, *http.Request,
 	}
 }
 
-// leased gives each request to next a lease on the budget, carried by its
-// body so that readBody finds it whatever handler calls it, and releases
-// the lease once next has returned.
+// leased gives each request a lease on the budget, carried by its body for
+// readBody, and releases it once next has returned.
 func (s *Server) leased(path string, next http.Handler) http.Handler {
 	rejected := map[string]prometheus.Counter{}
 	for _, reason := range rejectedReasons {
@@ -378,11 +365,10 @@ func (s *Server) leased(path string, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		orig := r.Body
-		body := &leasedBody{ReadCloser: orig, lease: lease{budget: s.budget, client: remoteAddr(r.RemoteAddr)}, rejected: rejected}
+		body := &leasedBody{ReadCloser: orig, lease: lease{budget: s.budget, client: clientAddr(r.RemoteAddr)}, rejected: rejected}
 		defer body.release()
 		r.Body = body
-		// net/http looks at its own body type once the handler has
-		// returned, to decide how much of an unread rest to drain.
+		// net/http looks at its own body type to decide what to drain.
 		defer func() { r.Body = orig }()
 		next.ServeHTTP(w, r)
 	})
@@ -456,16 +442,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, w
 }
 
 // hangUp closes the connection after the answer to a request whose body
-// was not read to its end, so that net/http answers before it reads any of
-// the rest (it then drains at most 256 KiB, which lets the caller read the
-// answer before the connection closes, and holds nothing of the budget).
+// was not read to its end: net/http then answers before it reads on, and
+// drains at most 256 KiB so that the caller reads the answer.
 func hangUp(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
 }
 
-// isJSON tells whether a Content-Type is application/json. The API
-// server sends exactly that; only other spellings (parameters, case) go
-// through mime.ParseMediaType and the map it allocates.
+// isJSON tells whether a Content-Type is application/json, parsing only
+// spellings other than the API server's.
 func isJSON(contentType string) bool {
 	if contentType == "application/json" {
 		return true
