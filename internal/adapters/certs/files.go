@@ -17,12 +17,10 @@ import (
 	"go.uber.org/zap"
 )
 
-// Files name a certificate and its key in a folder, as kubebuilder's
-// --webhook-cert-path/-name/-key and --metrics-cert-path/-name/-key do.
+// Files name a certificate and its key in a folder; the names default to
+// those of a kubernetes.io/tls Secret.
 type Files struct {
-	Dir string
-	// CertName and KeyName default to tls.crt and tls.key, the layout of
-	// a kubernetes.io/tls Secret and what cert-manager writes.
+	Dir               string
 	CertName, KeyName string
 }
 
@@ -30,16 +28,13 @@ func (f Files) paths() (string, string) {
 	return filepath.Join(f.Dir, cmp.Or(f.CertName, "tls.crt")), filepath.Join(f.Dir, cmp.Or(f.KeyName, "tls.key"))
 }
 
-// DefaultPollInterval is how often certificate files are re-read. A Secret
-// volume takes up to a minute to change anyway.
+// DefaultPollInterval is how often certificate files are re-read.
 const DefaultPollInterval = 3 * time.Second
 
 // FileSource serves a certificate and key from files and reloads them when
-// their content changes, as controller-runtime's certwatcher does.
-//
-// It polls file contents rather than watching for events: a mounted Secret
-// changes by swapping a symlink, which content hashing follows for free, and
-// a pair caught half-written is simply retried on the next tick.
+// their content changes. It polls contents rather than watching for
+// events: that follows a Secret volume's symlink swap for free, and a pair
+// caught half-written is retried on the next tick.
 type FileSource struct {
 	use      string
 	files    Files
@@ -57,9 +52,8 @@ type FileSource struct {
 }
 
 // NewFileSource returns a source for files, re-read every interval
-// (DefaultPollInterval when 0), counting its reads in reads. use names what
-// the certificate serves ("webhook", "metrics") at the start of its log
-// lines. It reads nothing until Start.
+// (DefaultPollInterval when 0). use ("webhook", "metrics") starts its log
+// lines.
 func NewFileSource(use string, files Files, interval time.Duration, reads Reads, logger *zap.Logger) (*FileSource, error) {
 	switch {
 	case files.Dir == "":
@@ -137,8 +131,7 @@ func (s *FileSource) poll(ctx context.Context, done chan struct{}) {
 		s.mu.Unlock()
 		switch {
 		case err != nil:
-			// Logged once per content: the next change is retried, the
-			// current certificate keeps being served meanwhile.
+			// Logged once per content.
 			s.log.Info(s.use+" certificate reload failed, serving the previous one", zap.String("dir", s.files.Dir), zap.Error(err))
 		case changed:
 			s.logLoaded()
@@ -148,7 +141,7 @@ func (s *FileSource) poll(ctx context.Context, done chan struct{}) {
 
 // reloadLocked reads the pair and swaps it in when its content changed. It
 // returns an error only for content not tried before, but counts every
-// read, and every failed one, as certwatcher does.
+// read and failure.
 func (s *FileSource) reloadLocked() (bool, error) {
 	s.reads.Total.Inc()
 	certPath, keyPath := s.files.paths()
