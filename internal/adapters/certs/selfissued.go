@@ -118,6 +118,7 @@ const conflictAttempts = 5
 // a refresh: the bundle is restored, or this replica catches up with
 // another's rotation.
 type SelfIssued struct {
+	background
 	opts    SelfOptions
 	client  kubernetes.Interface
 	log     *zap.Logger
@@ -133,10 +134,6 @@ type SelfIssued struct {
 
 	// refreshing keeps a slower refresh from storing older material.
 	refreshing sync.Mutex
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
 }
 
 // NewSelfIssued returns a source keeping its material through client, with
@@ -146,19 +143,10 @@ func NewSelfIssued(opts SelfOptions, client kubernetes.Interface, logger *zap.Lo
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("self-issued webhook certificate: %w", err)
 	}
-	if client == nil || logger == nil {
-		return nil, errors.New("self-issued webhook certificate: client and logger are required")
-	}
-	targets := []CABundleTarget{
+	targets := append([]CABundleTarget{
 		MutatingWebhookConfigurationTarget(client, opts.MutatingWebhookConfiguration),
 		ValidatingWebhookConfigurationTarget(client, opts.ValidatingWebhookConfiguration),
-	}
-	for _, t := range extra {
-		if t == nil {
-			return nil, errors.New("self-issued webhook certificate: nil CA bundle target")
-		}
-		targets = append(targets, t)
-	}
+	}, extra...)
 	return &SelfIssued{opts: opts, client: client, log: logger, targets: targets, now: time.Now, kick: make(chan struct{}, 1)}, nil
 }
 
@@ -166,18 +154,7 @@ func NewSelfIssued(opts SelfOptions, client kubernetes.Interface, logger *zap.Lo
 // CA bundle, then refreshes and watches the targets in the background. It
 // fails only when no certificate can be had.
 func (s *SelfIssued) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done != nil {
-		return errors.New("self-issued webhook certificate: already started")
-	}
-	if err := s.refresh(ctx); err != nil {
-		return err
-	}
-	loop, cancel := context.WithCancel(context.Background())
-	s.cancel, s.done = cancel, make(chan struct{})
-	go func(done chan struct{}) {
-		defer close(done)
+	return s.start("self-issued webhook certificate", func() error { return s.refresh(ctx) }, func(loop context.Context) {
 		var wg sync.WaitGroup
 		for _, t := range s.targets {
 			if wt, ok := t.(*target); ok {
@@ -186,16 +163,7 @@ func (s *SelfIssued) Start(ctx context.Context) error {
 		}
 		s.run(loop)
 		wg.Wait()
-	}(s.done)
-	return nil
-}
-
-// Stop ends the background refresh and watches.
-func (s *SelfIssued) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	cancel, done := s.cancel, s.done
-	s.mu.Unlock()
-	return stop(ctx, cancel, done)
+	})
 }
 
 // GetCertificate returns the current serving certificate.
@@ -243,11 +211,7 @@ func (s *SelfIssued) refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("self-issued webhook certificate: %w", err)
 	}
-	pair, err := tls.X509KeyPair(m.serving.certPEM, m.serving.keyPEM)
-	if err != nil {
-		return fmt.Errorf("self-issued webhook certificate: load serving pair: %w", err)
-	}
-	pair.Leaf = m.serving.cert
+	pair := tls.Certificate{Certificate: [][]byte{m.serving.cert.Raw}, PrivateKey: m.serving.key, Leaf: m.serving.cert}
 	if cur := s.cert.Load(); cur == nil || !bytes.Equal(cur.Certificate[0], pair.Certificate[0]) {
 		s.cert.Store(&pair)
 		s.log.Info("webhook certificate loaded",

@@ -3,10 +3,8 @@ package webhook
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -46,28 +44,6 @@ type conversionResponse struct {
 }
 
 const conversionReviewAPIVersion = "apiextensions.k8s.io/v1"
-
-func validateConversions(conversions []Conversion, hooks []Hook) error {
-	var errs []error
-	paths := map[string]bool{}
-	for _, h := range hooks {
-		paths[h.Path] = true
-	}
-	for i, c := range conversions {
-		what := fmt.Sprintf("conversion %d (%s)", i, c.Path)
-		switch {
-		case !strings.HasPrefix(c.Path, "/"):
-			errs = append(errs, fmt.Errorf("%s: path must start with /", what))
-		case paths[c.Path]:
-			errs = append(errs, fmt.Errorf("%s: path served twice", what))
-		}
-		paths[c.Path] = true
-		if c.Convert == nil {
-			errs = append(errs, fmt.Errorf("%s: no convert function", what))
-		}
-	}
-	return errors.Join(errs...)
-}
 
 // serveConversion answers a ConversionReview. A request that is not a v1
 // ConversionReview with a request and a UID gets an HTTP error; a failed

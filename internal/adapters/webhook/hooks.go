@@ -58,19 +58,23 @@ func (h Hook) rules() []admissionregistrationv1.RuleWithOperations {
 	}}
 }
 
-func validateHooks(hooks []Hook) error {
+// validate checks the registration and returns every path served.
+func validate(hooks []Hook, conversions []Conversion) ([]string, error) {
 	var errs []error
-	paths := map[string]bool{}
+	var paths []string
+	checkPath := func(what, path string) {
+		switch {
+		case !strings.HasPrefix(path, "/"):
+			errs = append(errs, fmt.Errorf("%s: path must start with /", what))
+		case slices.Contains(paths, path):
+			errs = append(errs, fmt.Errorf("%s: path served twice", what))
+		}
+		paths = append(paths, path)
+	}
 	names := map[HookType]map[string]bool{MutatingHook: {}, ValidatingHook: {}}
 	for i, h := range hooks {
 		what := fmt.Sprintf("hook %d (%s)", i, h.Path)
-		switch {
-		case !strings.HasPrefix(h.Path, "/"):
-			errs = append(errs, fmt.Errorf("%s: path must start with /", what))
-		case paths[h.Path]:
-			errs = append(errs, fmt.Errorf("%s: path served twice", what))
-		}
-		paths[h.Path] = true
+		checkPath(what, h.Path)
 		if h.Admitter == nil {
 			errs = append(errs, fmt.Errorf("%s: no admitter", what))
 		}
@@ -90,7 +94,14 @@ func validateHooks(hooks []Hook) error {
 			errs = append(errs, fmt.Errorf("%s: timeoutSeconds %d outside 1..30", what, h.TimeoutSeconds))
 		}
 	}
-	return errors.Join(errs...)
+	for i, c := range conversions {
+		what := fmt.Sprintf("conversion %d (%s)", i, c.Path)
+		checkPath(what, c.Path)
+		if c.Convert == nil {
+			errs = append(errs, fmt.Errorf("%s: no convert function", what))
+		}
+	}
+	return paths, errors.Join(errs...)
 }
 
 // ServiceRef is the Service through which the API server reaches the

@@ -35,8 +35,8 @@ type CertSource interface {
 type Server struct {
 	opts        Options
 	certs       CertSource
-	hooks       []Hook
-	conversions []Conversion
+	hooks       int // how many, for the log
+	conversions int
 	log         *zap.Logger
 	metrics     *metrics
 	mux         *http.ServeMux
@@ -61,15 +61,9 @@ func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer
 	if certs == nil || reg == nil || logger == nil {
 		return nil, errors.New("webhook server: certificate source, metrics registerer and logger are required")
 	}
-	if err := errors.Join(validateHooks(hooks), validateConversions(conversions, hooks)); err != nil {
+	paths, err := validate(hooks, conversions)
+	if err != nil {
 		return nil, fmt.Errorf("webhook server: %w", err)
-	}
-	paths := make([]string, 0, len(hooks)+len(conversions))
-	for _, h := range hooks {
-		paths = append(paths, h.Path)
-	}
-	for _, c := range conversions {
-		paths = append(paths, c.Path)
 	}
 	m, err := newMetrics(reg, paths)
 	if err != nil {
@@ -77,14 +71,13 @@ func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer
 	}
 	s := &Server{
 		opts: opts, certs: certs, log: logger, metrics: m, mux: http.NewServeMux(),
-		budget:      newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes),
-		hooks:       append([]Hook(nil), hooks...),
-		conversions: append([]Conversion(nil), conversions...),
+		budget: newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes),
+		hooks:  len(hooks), conversions: len(conversions),
 	}
-	for _, h := range s.hooks {
+	for _, h := range hooks {
 		s.mux.Handle(h.Path, s.leased(h.Path, s.handle(h.Path, "admission request", m.panics, s.serveAdmission(h))))
 	}
-	for _, c := range s.conversions {
+	for _, c := range conversions {
 		s.mux.Handle(c.Path, s.leased(c.Path, s.handle(c.Path, "conversion request", m.conversionPanics, s.serveConversion(c))))
 	}
 	return s, nil
@@ -138,7 +131,7 @@ func (s *Server) Start(ctx context.Context) error {
 			s.log.Error("webhook server stopped serving", zap.Error(err))
 		}
 	}(s.served)
-	s.log.Info("webhook server started", zap.String("address", s.addr.String()), zap.Bool("http2", s.opts.EnableHTTP2), zap.Int("hooks", len(s.hooks)), zap.Int("conversions", len(s.conversions)))
+	s.log.Info("webhook server started", zap.String("address", s.addr.String()), zap.Bool("http2", s.opts.EnableHTTP2), zap.Int("hooks", s.hooks), zap.Int("conversions", s.conversions))
 	return nil
 }
 
