@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -303,7 +302,7 @@ func (s *SelfIssued) plan(m *material, now time.Time) (*material, string, error)
 		}
 		return &material{ca: ca, trusted: []*x509.Certificate{ca.cert}, serving: serving}, "issued a new CA and serving certificate", nil
 	}
-	next := &material{ca: m.ca, pending: m.pending, trusted: unexpired(m.trusted, now), serving: m.serving}
+	next := &material{ca: m.ca, pending: m.pending, trusted: slices.DeleteFunc(slices.Clone(m.trusted), func(c *x509.Certificate) bool { return !now.Before(c.NotAfter) }), serving: m.serving}
 	var reasons []string
 	if next.pending != nil && !slices.ContainsFunc(next.trusted, next.pending.cert.Equal) {
 		next.trusted = append(next.trusted, next.pending.cert)
@@ -370,18 +369,8 @@ func renewDue(c *x509.Certificate, now time.Time) bool {
 	return !now.Before(c.NotAfter.Add(-lifetime / 3))
 }
 
-func unexpired(certs []*x509.Certificate, now time.Time) []*x509.Certificate {
-	out := make([]*x509.Certificate, 0, len(certs))
-	for _, c := range certs {
-		if now.Before(c.NotAfter) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 func certHosts(c *x509.Certificate) []string {
-	out := append([]string(nil), c.DNSNames...)
+	out := slices.Clone(c.DNSNames)
 	for _, ip := range c.IPAddresses {
 		out = append(out, ip.String())
 	}
@@ -389,23 +378,14 @@ func certHosts(c *x509.Certificate) []string {
 }
 
 func coversHosts(c *x509.Certificate, hosts []string) bool {
-	have := certHosts(c)
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			h = ip.String()
-		}
-		if !slices.Contains(have, h) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(hosts, func(h string) bool { return c.VerifyHostname(h) != nil })
 }
 
 // unionHosts keeps the names of the current certificate: replicas
 // configured with different extra hosts then converge on a certificate
 // valid for all of them instead of re-issuing in turn.
 func unionHosts(want []string, c *x509.Certificate) []string {
-	out := append([]string(nil), want...)
+	out := slices.Clone(want)
 	for _, h := range certHosts(c) {
 		if !slices.Contains(out, h) {
 			out = append(out, h)
