@@ -116,12 +116,8 @@ func webhookConfigTarget[T runtime.Object](kind, name string, api typedAPI[T], c
 		},
 		watch: api.Watch,
 		bundles: func(obj runtime.Object) ([][]byte, bool) {
-			cfg, ok := obj.(T)
-			if !ok {
-				return nil, false
-			}
 			var out [][]byte
-			for _, cc := range configs(cfg) {
+			for _, cc := range configs(obj.(T)) {
 				out = append(out, cc.CABundle)
 			}
 			return out, true
