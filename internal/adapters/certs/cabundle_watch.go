@@ -92,24 +92,13 @@ func (s *SelfIssued) follow(ctx context.Context, t *target, w watch.Interface, d
 
 // pollTarget reads t about every pollInterval for d.
 func (s *SelfIssued) pollTarget(ctx context.Context, t *target, differs *bool, d time.Duration) {
-	end := time.Now().Add(d)
-	for {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
 		if obj, err := t.get(ctx); err == nil { // errors are the refresh's to report
 			s.observe(t, obj, differs)
 		}
-		next := wait.Jitter(pollInterval, 0.33)
-		if time.Until(end) < next {
-			next = max(time.Until(end), 0)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(next):
-		}
-		if !time.Now().Before(end) {
-			return
-		}
-	}
+	}, pollInterval, 0.33, true)
 }
 
 // observe asks for a refresh when obj no longer carries the bundle; the
