@@ -15,9 +15,8 @@ import (
 // readinessTimeout bounds one self-check.
 const readinessTimeout = 2 * time.Second
 
-// ReadinessCheck reports ready only once the server completes a TLS
-// handshake on its own port with a certificate that is valid now: a bound
-// port alone says nothing about the certificate the API server will see.
+// ReadinessCheck reports ready once the server completes a TLS handshake
+// on its own port with a certificate that is valid now.
 func (s *Server) ReadinessCheck() ports.HealthCheck { return readiness{s: s} }
 
 type readiness struct{ s *Server }
@@ -47,11 +46,7 @@ func (r readiness) Check(ctx context.Context) error {
 		return fmt.Errorf("webhook server TLS handshake: %w", err)
 	}
 	defer func() { _ = conn.Close() }()
-	certs := conn.(*tls.Conn).ConnectionState().PeerCertificates
-	if len(certs) == 0 {
-		return errors.New("webhook server presented no certificate")
-	}
-	leaf, now := certs[0], time.Now()
+	leaf, now := conn.(*tls.Conn).ConnectionState().PeerCertificates[0], time.Now()
 	if now.Before(leaf.NotBefore) || now.After(leaf.NotAfter) {
 		return fmt.Errorf("webhook certificate is valid from %s to %s, not now", leaf.NotBefore.Format(time.RFC3339), leaf.NotAfter.Format(time.RFC3339))
 	}
