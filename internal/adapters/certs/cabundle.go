@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,35 +19,32 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/retry"
 )
 
 // CABundleTarget is an object whose clientConfig must trust the self-issued
 // CA: the webhook configurations, and the CRD's conversion webhook
-// ([CRDConversionTarget], provided to Module in [GroupCATargets]).
+// ([CRDConversionTarget], provided in [GroupCATargets]).
 type CABundleTarget interface {
-	// String names the target in logs, e.g. "MutatingWebhookConfiguration/x".
-	String() string
-	// InjectCABundle makes the target trust bundle. It writes only when
-	// the bundle differs, and refuses with errStaleBundle to replace a
-	// bundle that trusts a CA newer than any in bundle: a replica that has
-	// not yet seen a rotation must not undo it.
+	String() string // "Kind/name", for logs
+	// InjectCABundle writes bundle when it differs, and refuses with
+	// errStaleBundle to replace a bundle that trusts a newer CA: a replica
+	// that has not yet seen a rotation must not undo it.
 	InjectCABundle(ctx context.Context, bundle []byte) error
 }
 
 // errStaleBundle: the target already trusts a newer CA than ours.
 var errStaleBundle = errors.New("target trusts a newer CA than the bundle to write")
 
-// target is the CABundleTarget of one named object, read, written and
-// watched through client-go.
+// target is the CABundleTarget of one named object.
 type target struct {
 	kind, name string
 	get        func(ctx context.Context) (runtime.Object, error)
 	update     func(ctx context.Context, obj runtime.Object) error
 	watch      func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
-	// bundles returns the caBundle of each of obj's clientConfigs, or
-	// false when obj has no clientConfig (a CRD without conversion
-	// webhook); set writes bundle into all of them.
+	// bundles returns the caBundle of each of obj's clientConfigs, false
+	// when it has none; set writes bundle into all of them.
 	bundles func(obj runtime.Object) ([][]byte, bool)
 	set     func(obj runtime.Object, bundle []byte) error
 }
@@ -91,9 +87,8 @@ func (t *target) inject(ctx context.Context, bundle []byte) error {
 	return t.update(ctx, obj)
 }
 
-// holds reports whether obj carries bundle everywhere the target writes it.
-// Another object, or one with nowhere to write, holds anything: there is
-// nothing to restore.
+// holds reports whether obj carries bundle wherever the target writes it
+// (another object, or one with nowhere to write, holds anything).
 func (t *target) holds(obj runtime.Object, bundle []byte) bool {
 	if m, err := meta.Accessor(obj); err != nil || m.GetName() != t.name {
 		return true
@@ -121,12 +116,8 @@ func webhookConfigTarget[T runtime.Object](kind, name string, api typedAPI[T], c
 		},
 		watch: api.Watch,
 		bundles: func(obj runtime.Object) ([][]byte, bool) {
-			cfg, ok := obj.(T)
-			if !ok {
-				return nil, false
-			}
 			var out [][]byte
-			for _, cc := range configs(cfg) {
+			for _, cc := range configs(obj.(T)) {
 				out = append(out, cc.CABundle)
 			}
 			return out, true
@@ -175,8 +166,7 @@ var (
 )
 
 // CRDConversionTarget writes the bundle into the conversion webhook's
-// clientConfig of the named CRD, through the dynamic client so the operator
-// needs no apiextensions clientset.
+// clientConfig of the named CRD, through the dynamic client.
 func CRDConversionTarget(client dynamic.Interface, name string) CABundleTarget {
 	crds := client.Resource(crdResource)
 	return &target{
@@ -208,15 +198,14 @@ func CRDConversionTarget(client dynamic.Interface, name string) CABundleTarget {
 	}
 }
 
-// newerCA reports whether current trusts one of our CAs that is newer than
-// every CA in ours and absent from it. Bundles that do not parse (empty, a
-// placeholder) and foreign CAs never count: those are simply replaced.
+// newerCA reports whether current trusts a CA of self mode newer than
+// every CA in ours and absent from it.
 func newerCA(current, ours []byte) bool {
-	have, err := parseCerts(current)
+	have, err := cert.ParseCertsPEM(current)
 	if err != nil {
 		return false
 	}
-	mine, err := parseCerts(ours)
+	mine, err := cert.ParseCertsPEM(ours)
 	if err != nil {
 		return false
 	}
@@ -231,8 +220,4 @@ const caNamePrefix = "hexagonal-operator-webhook-ca@"
 
 func ownCA(c *x509.Certificate) bool {
 	return c.IsCA && strings.HasPrefix(c.Subject.CommonName, caNamePrefix)
-}
-
-func pemCert(c *x509.Certificate) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})
 }

@@ -15,22 +15,17 @@ import (
 
 // Timing of the target watches.
 const (
-	// watchTimeout bounds one watch request (randomly up to twice as
-	// long, so that replicas do not reconnect together), which also ends a
-	// connection that died without the client noticing.
+	// watchTimeout bounds one watch (randomly up to twice as long, so
+	// that replicas do not reconnect together).
 	watchTimeout = 5 * time.Minute
-	// pollInterval is how often a target that cannot be watched is read
-	// instead; short enough to restore a wiped bundle within a couple of
-	// seconds, with a handful of GETs per second at most.
+	// pollInterval: a target that cannot be watched is read instead.
 	pollInterval = 750 * time.Millisecond
-	// watchRetryFirst and watchRetryMax bound the back-off between attempts
-	// to watch again, so that a watch that RBAC refuses costs few requests
-	// and one granted later is picked up without a restart.
+	// The back-off between attempts to watch again, so that a watch RBAC
+	// grants later is picked up without a restart.
 	watchRetryFirst = time.Second
 	watchRetryMax   = 5 * time.Minute
-	// restoreQPS and restoreBurst bound the refreshes that target changes
-	// trigger: enough to restore at once, not enough to fight another
-	// writer of the bundle as fast as the API server allows.
+	// The refreshes that target changes trigger: enough to restore at
+	// once, not enough to fight another writer of the bundle.
 	restoreQPS   = 0.5
 	restoreBurst = 10
 )
@@ -42,9 +37,8 @@ func (s *SelfIssued) watchTarget(ctx context.Context, t *target) {
 	var differs, failing bool
 	retry := watchRetryFirst
 	for ctx.Err() == nil {
-		// The object alone, by name, which RBAC needs to allow it by
-		// resourceName. Without a resourceVersion the API server opens the
-		// watch with the object's current state: nothing before it is missed.
+		// By name, so that RBAC may allow it by resourceName; without a
+		// resourceVersion the watch opens with the current state.
 		timeout := int64(watchTimeout.Seconds() * (1 + rand.Float64()))
 		w, err := t.watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", t.name).String(), TimeoutSeconds: &timeout})
 		if err != nil {
@@ -52,8 +46,6 @@ func (s *SelfIssued) watchTarget(ctx context.Context, t *target) {
 				return
 			}
 			if !failing {
-				// Logged once: until the watch works again the target is
-				// read every second instead, which keeps the restore quick.
 				log.Info("cannot watch CA bundle target, polling it instead", zap.Error(err))
 				failing = true
 			}
@@ -72,8 +64,7 @@ func (s *SelfIssued) watchTarget(ctx context.Context, t *target) {
 		s.watching.Add(-1)
 		w.Stop()
 		if time.Since(began) < pollInterval {
-			// A watch the server ends at once must not turn into a busy
-			// loop of requests.
+			// Not a busy loop of watches the server ends at once.
 			s.pollTarget(ctx, t, &differs, pollInterval)
 		}
 	}
@@ -93,41 +84,26 @@ func (s *SelfIssued) follow(ctx context.Context, t *target, w watch.Interface, d
 			case watch.Added, watch.Modified:
 				s.observe(t, ev.Object, differs)
 			case watch.Error:
-				// The server ended the watch (its cache restarted, say);
-				// the next one starts from the current state.
 				return
 			}
 		}
 	}
 }
 
-// pollTarget reads t about every pollInterval for d. Read errors are left
-// to the refresh, which reports them.
+// pollTarget reads t about every pollInterval for d.
 func (s *SelfIssued) pollTarget(ctx context.Context, t *target, differs *bool, d time.Duration) {
-	end := time.Now().Add(d)
-	for {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	wait.JitterUntilWithContext(ctx, func(ctx context.Context) {
 		if obj, err := t.get(ctx); err == nil { // errors are the refresh's to report
 			s.observe(t, obj, differs)
 		}
-		next := wait.Jitter(pollInterval, 0.33)
-		if time.Until(end) < next {
-			next = max(time.Until(end), 0)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(next):
-		}
-		if !time.Now().Before(end) {
-			return
-		}
-	}
+	}, pollInterval, 0.33, true)
 }
 
-// observe asks for a refresh when obj no longer carries the bundle. The
-// refresh re-reads the Secret too, so a change that is another replica's
-// rotation rather than a wipe makes this replica catch up instead of
-// writing an older bundle back.
+// observe asks for a refresh when obj no longer carries the bundle; the
+// refresh re-reads the Secret, so another replica's rotation is caught up
+// with rather than undone.
 func (s *SelfIssued) observe(t *target, obj runtime.Object, differs *bool) {
 	bundle := s.CABundle()
 	if bundle == nil || t.holds(obj, bundle) {

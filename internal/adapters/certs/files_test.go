@@ -95,7 +95,9 @@ func TestFileSourceReloadsAndCountsItsReads(t *testing.T) {
 
 	// A broken certificate file: every read of it fails and is counted,
 	// the failure is reported once, the previous pair keeps being served.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tls.crt"), []byte("not a certificate"), 0o600))
+	// Written aside and renamed, so that no read sees it half-written.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "broken"), []byte("not a certificate"), 0o600))
+	require.NoError(t, os.Rename(filepath.Join(dir, "broken"), filepath.Join(dir, "tls.crt")))
 	require.Eventually(t, func() bool { return testutil.ToFloat64(reads.Errors) >= 3 }, 5*time.Second, 10*time.Millisecond)
 	assert.Greater(t, testutil.ToFloat64(reads.Total), testutil.ToFloat64(reads.Errors))
 	assert.True(t, served(t, src).Equal(secondLeaf))

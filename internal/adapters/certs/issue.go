@@ -15,6 +15,9 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 )
 
 // keyPair is a certificate with its private key, parsed and in PEM.
@@ -25,8 +28,8 @@ type keyPair struct {
 	keyPEM  []byte
 }
 
-// backdate moves NotBefore into the past so that a verifier whose clock is
-// a little behind ours accepts a certificate issued a moment ago.
+// backdate moves NotBefore into the past for verifiers whose clock is
+// a little behind.
 func backdate(validity time.Duration) time.Duration {
 	return min(5*time.Minute, validity/10)
 }
@@ -46,9 +49,6 @@ func newCA(commonName string, validity time.Duration, now time.Time) (*keyPair, 
 
 // issueServing signs a serving certificate for hosts (DNS names or IPs).
 func (ca *keyPair) issueServing(hosts []string, validity time.Duration, now time.Time) (*keyPair, error) {
-	if len(hosts) == 0 {
-		return nil, errors.New("issue serving certificate: no host names")
-	}
 	tmpl := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: hosts[0]},
 		NotBefore:   now.Add(-backdate(validity)),
@@ -63,8 +63,6 @@ func (ca *keyPair) issueServing(hosts []string, validity time.Duration, now time
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	// A serving certificate never outlives its CA: the API server would
-	// stop trusting it first.
 	if tmpl.NotAfter.After(ca.cert.NotAfter) {
 		tmpl.NotAfter = ca.cert.NotAfter
 	}
@@ -72,10 +70,7 @@ func (ca *keyPair) issueServing(hosts []string, validity time.Duration, now time
 }
 
 // selfSigned makes a serving certificate that lives only in memory, as
-// controller-runtime's metrics server does when it is given none: the
-// connection is encrypted, and callers (Prometheus with
-// insecure_skip_verify) authenticate themselves with a token rather than
-// the server with a chain.
+// controller-runtime's metrics server does when it is given none.
 func selfSigned(now time.Time) (*tls.Certificate, error) {
 	dns := []string{"localhost"}
 	if h, err := os.Hostname(); err == nil && h != "" {
@@ -125,53 +120,32 @@ func issue(tmpl *x509.Certificate, parent *keyPair) (*keyPair, error) {
 	return &keyPair{
 		cert:    cert,
 		key:     key,
-		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		certPEM: pemCert(cert),
 		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
 	}, nil
 }
 
 // parseKeyPair reads a PEM certificate (the first of a bundle) and key.
 func parseKeyPair(certPEM, keyPEM []byte) (*keyPair, error) {
-	certs, err := parseCerts(certPEM)
+	certs, err := cert.ParseCertsPEM(certPEM)
 	if err != nil {
 		return nil, err
 	}
-	block, _ := pem.Decode(keyPEM)
-	if block == nil {
-		return nil, errors.New("no PEM private key")
-	}
-	parsed, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	parsed, err := keyutil.ParsePrivateKeyPEM(keyPEM)
 	if err != nil {
-		return nil, fmt.Errorf("parse private key: %w", err)
+		return nil, err
 	}
 	key, ok := parsed.(crypto.Signer)
 	if !ok {
 		return nil, errors.New("private key cannot sign")
 	}
-	first := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: certs[0].Raw})
-	return &keyPair{cert: certs[0], key: key, certPEM: first, keyPEM: keyPEM}, nil
+	kp := &keyPair{cert: certs[0], key: key, certPEM: pemCert(certs[0]), keyPEM: keyPEM}
+	if _, err := tls.X509KeyPair(kp.certPEM, keyPEM); err != nil {
+		return nil, err
+	}
+	return kp, nil
 }
 
-// parseCerts reads every certificate of a PEM bundle.
-func parseCerts(bundle []byte) ([]*x509.Certificate, error) {
-	var certs []*x509.Certificate
-	for rest := bundle; ; {
-		var block *pem.Block
-		block, rest = pem.Decode(rest)
-		if block == nil {
-			break
-		}
-		if block.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(block.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("parse certificate: %w", err)
-		}
-		certs = append(certs, c)
-	}
-	if len(certs) == 0 {
-		return nil, errors.New("no PEM certificate")
-	}
-	return certs, nil
+func pemCert(c *x509.Certificate) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: cert.CertificateBlockType, Bytes: c.Raw})
 }

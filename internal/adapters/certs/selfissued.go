@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -20,46 +19,37 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/flowcontrol"
 )
 
-// Keys of the Secret that self mode keeps. tls.crt/tls.key make it a valid
-// kubernetes.io/tls Secret; ca.crt is the bundle to trust (the current CA
-// first, then the previous one until it expires), ca.key signs new serving
-// certificates.
+// Keys of the kubernetes.io/tls Secret that self mode keeps: ca.crt is the
+// bundle to trust (the signing CA first), ca.key signs serving
+// certificates, next-ca.* is the next CA during a CA rotation.
 const (
-	SecretKeyCert     = corev1.TLSCertKey
-	SecretKeyKey      = corev1.TLSPrivateKeyKey
-	SecretKeyCABundle = "ca.crt"
-	SecretKeyCAKey    = "ca.key"
-	// The next CA, during a CA rotation: already in the bundle, not yet
-	// signing.
+	SecretKeyCert       = corev1.TLSCertKey
+	SecretKeyKey        = corev1.TLSPrivateKeyKey
+	SecretKeyCABundle   = "ca.crt"
+	SecretKeyCAKey      = "ca.key"
 	SecretKeyNextCACert = "next-ca.crt"
 	SecretKeyNextCAKey  = "next-ca.key"
 )
 
 // SelfOptions configure self-issued certificates (--webhook-cert-mode=self).
 type SelfOptions struct {
-	// Namespace is the operator's namespace: the Secret lives there and
-	// the Service is named in it. Required.
-	Namespace string
-	// SecretName is the Secret shared by all replicas.
-	SecretName string
-	// ServiceName is the Service the API server calls; the certificate
-	// carries its DNS names.
+	// Namespace (required) holds the Secret and the Service, whose DNS
+	// names the certificate carries, with ExtraHosts (DNS names or IPs).
+	Namespace   string
+	SecretName  string
 	ServiceName string
-	// ExtraHosts are more names (DNS or IP) for the certificate, for
-	// example 127.0.0.1 when the API server calls a URL in tests.
-	ExtraHosts []string
-	// MutatingWebhookConfiguration and ValidatingWebhookConfiguration get
-	// the CA bundle.
+	ExtraHosts  []string
+	// The webhook configurations that get the CA bundle.
 	MutatingWebhookConfiguration   string
 	ValidatingWebhookConfiguration string
-	// CAValidity and CertValidity are the lifetimes of new certificates.
-	CAValidity   time.Duration
-	CertValidity time.Duration
-	// RefreshInterval is how often the Secret is re-read (to pick up a
-	// rotation by another replica, or rotate) and the CA bundle re-checked.
+	CAValidity                     time.Duration
+	CertValidity                   time.Duration
+	// RefreshInterval is how often the Secret is re-read (another
+	// replica's rotation, or time to rotate) and the bundle re-checked.
 	RefreshInterval time.Duration
 }
 
@@ -99,52 +89,35 @@ func (o SelfOptions) validate() error {
 	return errors.Join(errs...)
 }
 
-// hosts are the names the serving certificate must carry: the Service's
-// DNS names and the extra hosts.
+// hosts are the names the serving certificate must carry.
 func (o SelfOptions) hosts() []string {
 	svc, ns := o.ServiceName, o.Namespace
 	return append([]string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc.cluster.local"}, o.ExtraHosts...)
 }
 
-// conflictAttempts bounds retries after losing an optimistic-concurrency
-// race; each retry starts from a fresh read, so a few always suffice.
+// conflictAttempts bounds retries after losing a race to another replica.
 const conflictAttempts = 5
 
 // SelfIssued issues and rotates the webhook's own CA and serving
 // certificate, without cert-manager.
 //
-// # Sharing between replicas
+// The material lives in one Secret shared by all replicas: whoever finds it
+// missing creates it, and every write is conditioned on what was just read,
+// so a replica that loses a race reads the winner's material instead.
 //
-// The material lives in one Secret. Every replica reads it; whoever finds
-// it missing creates it, and a replica that loses that race (AlreadyExists)
-// reads the winner's. Rotation is an update conditioned on the
-// resourceVersion just read, so when two replicas rotate at once one wins
-// and the other, on Conflict, reads the new material instead of writing its
-// own: replicas never fight, and they all end up serving the same pair.
+// A serving certificate is renewed at two thirds of its lifetime. A CA is
+// replaced in two steps, so that no replica serves a certificate the API
+// server does not trust yet: at two thirds of its life the next CA joins
+// the bundle, a sixth of a CA lifetime later it starts signing, and the old
+// one stays in the bundle until it expires.
 //
-// # Rotation
-//
-// A serving certificate is renewed once two thirds of its lifetime has
-// passed; the CA does not change, so nothing else has to. A CA is replaced
-// in two steps, so that no replica ever serves a certificate the API server
-// does not trust yet: at two thirds of its life the next CA joins the
-// bundle, and a sixth of a CA lifetime later it starts signing. By then
-// every replica has written the bundle and the API server trusts both; the
-// old CA stays in the bundle until it expires, so a replica still serving a
-// certificate it signed (replicas re-read the Secret every RefreshInterval)
-// keeps working.
-//
-// # CA bundle
-//
-// Every refresh writes the bundle into each CABundleTarget (by default the
-// operator's Mutating and ValidatingWebhookConfiguration) when it differs.
-// Between refreshes every replica watches each target of this package, and
-// a target that stops carrying the bundle (a re-applied manifest wiped it,
-// or another replica rotated) triggers a refresh at once: the bundle is
-// restored, or this replica catches up with the rotation. A target that
-// cannot be watched (RBAC without the watch verb) is read about every
-// second instead.
+// Every refresh writes the bundle into each CABundleTarget that differs.
+// Between refreshes each target is watched (read about every second when
+// RBAC refuses the watch), and one that stops carrying the bundle triggers
+// a refresh: the bundle is restored, or this replica catches up with
+// another's rotation.
 type SelfIssued struct {
+	background
 	opts    SelfOptions
 	client  kubernetes.Interface
 	log     *zap.Logger
@@ -155,61 +128,32 @@ type SelfIssued struct {
 	bundle atomic.Pointer[[]byte]
 	ca     atomic.Pointer[x509.Certificate] // the CA that signs
 
-	// kick asks the refresh loop for a refresh now; watching counts the
-	// targets being watched (tests wait for it).
-	kick     chan struct{}
-	watching atomic.Int32
+	kick     chan struct{} // asks for a refresh now
+	watching atomic.Int32  // targets being watched
 
-	// refreshing serialises refreshes, so that a slower one never stores
-	// older material over a newer one's.
+	// refreshing keeps a slower refresh from storing older material.
 	refreshing sync.Mutex
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
 }
 
-// NewSelfIssued returns a source keeping its material through client.
-// The webhook configurations named in opts are CA bundle targets; extra
-// targets (the CRD's conversion webhook, later) are added to them.
+// NewSelfIssued returns a source keeping its material through client, with
+// the webhook configurations named in opts and extra as CA bundle targets.
 func NewSelfIssued(opts SelfOptions, client kubernetes.Interface, logger *zap.Logger, extra ...CABundleTarget) (*SelfIssued, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, fmt.Errorf("self-issued webhook certificate: %w", err)
 	}
-	if client == nil || logger == nil {
-		return nil, errors.New("self-issued webhook certificate: client and logger are required")
-	}
-	targets := []CABundleTarget{
+	targets := append([]CABundleTarget{
 		MutatingWebhookConfigurationTarget(client, opts.MutatingWebhookConfiguration),
 		ValidatingWebhookConfigurationTarget(client, opts.ValidatingWebhookConfiguration),
-	}
-	for _, t := range extra {
-		if t == nil {
-			return nil, errors.New("self-issued webhook certificate: nil CA bundle target")
-		}
-		targets = append(targets, t)
-	}
+	}, extra...)
 	return &SelfIssued{opts: opts, client: client, log: logger, targets: targets, now: time.Now, kick: make(chan struct{}, 1)}, nil
 }
 
 // Start makes sure the Secret holds valid material, loads it and writes the
 // CA bundle, then refreshes and watches the targets in the background. It
-// fails only when no certificate can be had; a target that cannot be
-// written yet is logged and retried on every refresh.
+// fails only when no certificate can be had.
 func (s *SelfIssued) Start(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done != nil {
-		return errors.New("self-issued webhook certificate: already started")
-	}
-	if err := s.refresh(ctx); err != nil {
-		return err
-	}
-	loop, cancel := context.WithCancel(context.Background())
-	s.cancel, s.done = cancel, make(chan struct{})
-	go func(done chan struct{}) {
-		defer close(done)
+	return s.start("self-issued webhook certificate", func() error { return s.refresh(ctx) }, func(loop context.Context) {
 		var wg sync.WaitGroup
 		for _, t := range s.targets {
 			if wt, ok := t.(*target); ok {
@@ -218,16 +162,7 @@ func (s *SelfIssued) Start(ctx context.Context) error {
 		}
 		s.run(loop)
 		wg.Wait()
-	}(s.done)
-	return nil
-}
-
-// Stop ends the background refresh and watches.
-func (s *SelfIssued) Stop(ctx context.Context) error {
-	s.mu.Lock()
-	cancel, done := s.cancel, s.done
-	s.mu.Unlock()
-	return stop(ctx, cancel, done)
+	})
 }
 
 // GetCertificate returns the current serving certificate.
@@ -238,8 +173,7 @@ func (s *SelfIssued) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, err
 	return nil, fmt.Errorf("no certificate loaded from secret %s/%s", s.opts.Namespace, s.opts.SecretName)
 }
 
-// CABundle is the PEM bundle that verifies the served certificate (nil
-// before Start).
+// CABundle is the PEM bundle that verifies the served certificate.
 func (s *SelfIssued) CABundle() []byte {
 	if b := s.bundle.Load(); b != nil {
 		return *b
@@ -267,8 +201,8 @@ func (s *SelfIssued) run(ctx context.Context) {
 	}
 }
 
-// refresh is one level-based pass: material in the Secret, certificate in
-// memory, bundle in the targets.
+// refresh is one pass: material in the Secret, certificate in memory,
+// bundle in the targets.
 func (s *SelfIssued) refresh(ctx context.Context) error {
 	s.refreshing.Lock()
 	defer s.refreshing.Unlock()
@@ -276,11 +210,7 @@ func (s *SelfIssued) refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("self-issued webhook certificate: %w", err)
 	}
-	pair, err := tls.X509KeyPair(m.serving.certPEM, m.serving.keyPEM)
-	if err != nil {
-		return fmt.Errorf("self-issued webhook certificate: load serving pair: %w", err)
-	}
-	pair.Leaf = m.serving.cert
+	pair := tls.Certificate{Certificate: [][]byte{m.serving.cert.Raw}, PrivateKey: m.serving.key, Leaf: m.serving.cert}
 	if cur := s.cert.Load(); cur == nil || !bytes.Equal(cur.Certificate[0], pair.Certificate[0]) {
 		s.cert.Store(&pair)
 		s.log.Info("webhook certificate loaded",
@@ -311,10 +241,9 @@ func (s *SelfIssued) refresh(ctx context.Context) error {
 
 // material is the parsed content of the Secret.
 type material struct {
-	ca      *keyPair // signs serving certificates
-	pending *keyPair // the next CA: trusted already, signing later; may be nil
-	// trusted is the bundle: ca, pending, then older CAs still valid.
-	trusted []*x509.Certificate
+	ca      *keyPair            // signs serving certificates
+	pending *keyPair            // the next CA, or nil
+	trusted []*x509.Certificate // the bundle
 	serving *keyPair
 }
 
@@ -344,39 +273,19 @@ func parseMaterial(data map[string][]byte) (*material, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CA: %w", err)
 	}
-	if err := matchKey(ca); err != nil {
-		return nil, fmt.Errorf("CA: %w", err)
-	}
-	trusted, err := parseCerts(data[SecretKeyCABundle])
-	if err != nil {
-		return nil, fmt.Errorf("CA bundle: %w", err)
-	}
+	trusted, _ := cert.ParseCertsPEM(data[SecretKeyCABundle]) // parsed above
 	serving, err := parseKeyPair(data[SecretKeyCert], data[SecretKeyKey])
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
 	}
-	if err := matchKey(serving); err != nil {
-		return nil, fmt.Errorf("serving certificate: %w", err)
-	}
 	m := &material{ca: ca, trusted: trusted, serving: serving}
-	if len(data[SecretKeyNextCACert]) > 0 {
-		// A broken next CA is dropped (and made again) rather than
-		// making the whole Secret unusable.
-		if p, err := parseKeyPair(data[SecretKeyNextCACert], data[SecretKeyNextCAKey]); err == nil && matchKey(p) == nil {
-			m.pending = p
-		}
-	}
+	// A next CA that is absent or broken is made again when due.
+	m.pending, _ = parseKeyPair(data[SecretKeyNextCACert], data[SecretKeyNextCAKey])
 	return m, nil
 }
 
-func matchKey(kp *keyPair) error {
-	_, err := tls.X509KeyPair(kp.certPEM, kp.keyPEM)
-	return err
-}
-
-// plan returns the material the Secret should hold instead of m, and why,
-// or nil when m is fine. m nil means there is nothing usable. The steps of
-// a rotation are SelfIssued's (see Rotation there).
+// plan returns the material the Secret should hold instead of m (nil: none
+// usable), and why, or nil when m is fine.
 func (s *SelfIssued) plan(m *material, now time.Time) (*material, string, error) {
 	caExpired := m != nil && !now.Before(m.ca.cert.NotAfter)
 	if caExpired && (m.pending == nil || !now.Before(m.pending.cert.NotAfter)) {
@@ -393,7 +302,7 @@ func (s *SelfIssued) plan(m *material, now time.Time) (*material, string, error)
 		}
 		return &material{ca: ca, trusted: []*x509.Certificate{ca.cert}, serving: serving}, "issued a new CA and serving certificate", nil
 	}
-	next := &material{ca: m.ca, pending: m.pending, trusted: unexpired(m.trusted, now), serving: m.serving}
+	next := &material{ca: m.ca, pending: m.pending, trusted: slices.DeleteFunc(slices.Clone(m.trusted), func(c *x509.Certificate) bool { return !now.Before(c.NotAfter) }), serving: m.serving}
 	var reasons []string
 	if next.pending != nil && !slices.ContainsFunc(next.trusted, next.pending.cert.Equal) {
 		next.trusted = append(next.trusted, next.pending.cert)
@@ -435,8 +344,7 @@ func (s *SelfIssued) plan(m *material, now time.Time) (*material, string, error)
 }
 
 // promoteDue: the next CA has been trusted long enough for every replica
-// and the API server to know it, or the signing CA has expired (then
-// waiting helps no one).
+// and the API server to know it, or the signing CA has expired.
 func (s *SelfIssued) promoteDue(m *material, now time.Time) bool {
 	trustedFor := now.Sub(m.pending.cert.NotBefore) - backdate(s.opts.CAValidity)
 	return trustedFor >= s.opts.CAValidity/6 || !now.Before(m.ca.cert.NotAfter)
@@ -461,18 +369,8 @@ func renewDue(c *x509.Certificate, now time.Time) bool {
 	return !now.Before(c.NotAfter.Add(-lifetime / 3))
 }
 
-func unexpired(certs []*x509.Certificate, now time.Time) []*x509.Certificate {
-	out := make([]*x509.Certificate, 0, len(certs))
-	for _, c := range certs {
-		if now.Before(c.NotAfter) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 func certHosts(c *x509.Certificate) []string {
-	out := append([]string(nil), c.DNSNames...)
+	out := slices.Clone(c.DNSNames)
 	for _, ip := range c.IPAddresses {
 		out = append(out, ip.String())
 	}
@@ -480,23 +378,14 @@ func certHosts(c *x509.Certificate) []string {
 }
 
 func coversHosts(c *x509.Certificate, hosts []string) bool {
-	have := certHosts(c)
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			h = ip.String()
-		}
-		if !slices.Contains(have, h) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(hosts, func(h string) bool { return c.VerifyHostname(h) != nil })
 }
 
 // unionHosts keeps the names of the current certificate: replicas
 // configured with different extra hosts then converge on a certificate
 // valid for all of them instead of re-issuing in turn.
 func unionHosts(want []string, c *x509.Certificate) []string {
-	out := append([]string(nil), want...)
+	out := slices.Clone(want)
 	for _, h := range certHosts(c) {
 		if !slices.Contains(out, h) {
 			out = append(out, h)
@@ -506,7 +395,7 @@ func unionHosts(want []string, c *x509.Certificate) []string {
 }
 
 // ensureSecret returns the material in the Secret after creating, repairing
-// or rotating it as needed, with optimistic concurrency.
+// or rotating it as needed.
 func (s *SelfIssued) ensureSecret(ctx context.Context) (*material, error) {
 	secrets := s.client.CoreV1().Secrets(s.opts.Namespace)
 	key := s.opts.Namespace + "/" + s.opts.SecretName

@@ -11,14 +11,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Source knows how to hand a server its current serving certificate, so
-// that the certificate changes (reloaded files, rotation) without a restart
-// and without touching open connections.
+// Source hands a server its current serving certificate, which may change
+// without a restart.
 type Source interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
-	// GetCertificate fits tls.Config.GetCertificate: it is called on every
-	// handshake, concurrently, and does no I/O. It fails before Start.
+	// GetCertificate fits tls.Config.GetCertificate: concurrent, no I/O;
+	// it fails before Start.
 	GetCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error)
 }
 
@@ -34,10 +33,8 @@ type Certificates struct {
 	Metrics Source
 }
 
-// Reads are controller-runtime's certwatcher counters: every read of a
-// certificate and key pair from files, and those that failed. Every
-// [FileSource] of a process counts into the same two, as the servers of a
-// controller-runtime manager do.
+// Reads are controller-runtime's certwatcher counters of reads of
+// certificate files, shared by every [FileSource] of a process.
 type Reads struct {
 	Total, Errors prometheus.Counter
 }
@@ -50,12 +47,11 @@ func NewReads() Reads {
 	}
 }
 
-// Collector exports the expiry of every certificate in c that is loaded, in
-// operator_certificate_expiry_timestamp_seconds{use}: "webhook", "metrics",
-// and "webhook-ca" for the CA that signs a self-issued webhook certificate.
-// It reads them at scrape time, so a rotation shows at once; a certificate
-// not loaded (yet, or never: a plain-HTTP metrics server) has no series
-// rather than a zero an expiry alert would take for long expired.
+// Collector exports the expiry of every loaded certificate in c, read at
+// scrape time, in operator_certificate_expiry_timestamp_seconds{use}:
+// "webhook", "metrics", and "webhook-ca" for a self-issued webhook
+// certificate's CA. One not loaded has no series: an alert would take a
+// zero for long expired.
 func (c Certificates) Collector() prometheus.Collector { return expiry{c} }
 
 var expiryDesc = prometheus.NewDesc("operator_certificate_expiry_timestamp_seconds",
@@ -84,8 +80,7 @@ func (e expiry) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// SelfSigned is a certificate made in memory at Start: the metrics
-// server's when it is given no files.
+// SelfSigned is a certificate made in memory at Start.
 type SelfSigned struct {
 	cert atomic.Pointer[tls.Certificate]
 }
@@ -100,7 +95,7 @@ func (s *SelfSigned) Start(context.Context) error {
 	return nil
 }
 
-// Stop does nothing: there is nothing in the background.
+// Stop does nothing.
 func (*SelfSigned) Stop(context.Context) error { return nil }
 
 // GetCertificate returns the certificate made at Start.

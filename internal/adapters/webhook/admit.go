@@ -21,22 +21,20 @@ import (
 )
 
 // Admitter answers one admission request whose envelope the server has
-// already checked (a v1 AdmissionReview with a request and a UID). The
-// server sets the response's UID.
+// checked (a v1 AdmissionReview with a request and a UID); the server sets
+// the response's UID.
 type Admitter interface {
 	Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse
 }
 
 // Resource is what a hook serves: the kind of object in the request and the
-// resource it was sent for (the API server sends the version named in the
-// hook's rules, thanks to matchPolicy Equivalent).
+// resource it was sent for.
 type Resource struct {
 	Kind     schema.GroupVersionKind
 	Resource schema.GroupVersionResource
 }
 
-// check refuses a request for anything else: its object cannot be decoded
-// as T, and answering it would mean the registration is wrong.
+// check refuses a request for anything else: its object is no T.
 func (r Resource) check(req *admissionv1.AdmissionRequest) error {
 	kind := schema.GroupVersionKind{Group: req.Kind.Group, Version: req.Kind.Version, Kind: req.Kind.Kind}
 	res := schema.GroupVersionResource{Group: req.Resource.Group, Version: req.Resource.Version, Resource: req.Resource.Resource}
@@ -51,10 +49,9 @@ func (r Resource) check(req *admissionv1.AdmissionRequest) error {
 }
 
 // Mutating makes h a mutating hook answered by d, and [Validating] a
-// validating one answered by v: the adapter checks that a request is for
-// h.Resource, admits an operation that h.Operations leave out without
-// asking the rule, decodes the objects the rule's method takes (an absent
-// one is a bad request), and puts the request's facts in the context
+// validating one answered by v: requests for another resource are bad
+// requests, operations h.Operations leave out are admitted without asking
+// the rule, and the rule's context carries the request's facts
 // (ports.AdmissionRequestFromContext). Set h's other fields first.
 func Mutating[T any](h Hook, d ports.Defaulter[*T]) Hook {
 	h.Type, h.Admitter = MutatingHook, &admitter[T]{res: h.Resource, ops: h.Operations, defaulter: d}
@@ -115,8 +112,6 @@ func (a *admitter[T]) Admit(ctx context.Context, req *admissionv1.AdmissionReque
 // mutate hands obj to the defaulter and answers with a minimal JSON patch
 // from the object as received to the object as the rule left it.
 func (a *admitter[T]) mutate(ctx context.Context, req *admissionv1.AdmissionRequest, obj *T) *admissionv1.AdmissionResponse {
-	// The copy to diff against: API types copy themselves, far cheaper
-	// than decoding again.
 	var (
 		before *T
 		err    error
@@ -136,10 +131,9 @@ func (a *admitter[T]) mutate(ctx context.Context, req *admissionv1.AdmissionRequ
 	if ops, ok := metadataPatch(before, obj); ok {
 		return withPatch(resp, ops)
 	}
-	// The patch is computed between two encodings of the same Go type, not
-	// from the raw request: fields this build does not know and spellings
-	// the Go type normalises (quantities, empty maps) would otherwise show
-	// up as spurious "remove" and "replace" operations.
+	// Diff two encodings of the same Go type, not the raw request: fields
+	// this build does not know and spellings the type normalises would
+	// show up as spurious operations.
 	original, err := json.Marshal(before)
 	if err != nil {
 		return errored(http.StatusInternalServerError, fmt.Errorf("encode %s: %w", a.res.Kind.Kind, err))
@@ -156,9 +150,8 @@ func (a *admitter[T]) mutate(ctx context.Context, req *admissionv1.AdmissionRequ
 		return resp
 	}
 	if !applies(ops, req.Object.Raw) {
-		// The Go type encodes something the raw object lacks (typically an
-		// empty struct of a custom resource) under a path the patch needs:
-		// fall back to diffing the raw object itself, which always applies.
+		// The Go type encodes something the raw object lacks under a path
+		// the patch needs: diff the raw object itself.
 		if ops, err = jsonpatch.CreatePatch(req.Object.Raw, mutated); err != nil {
 			return errored(http.StatusInternalServerError, fmt.Errorf("compute patch: %w", err))
 		}
@@ -170,7 +163,7 @@ func withPatch(resp *admissionv1.AdmissionResponse, ops []jsonpatch.Operation) *
 	if len(ops) == 0 {
 		return resp
 	}
-	patch, err := encodePatch(ops)
+	patch, err := json.Marshal(ops)
 	if err != nil {
 		return errored(http.StatusInternalServerError, fmt.Errorf("encode patch: %w", err))
 	}
@@ -179,41 +172,8 @@ func withPatch(resp *admissionv1.AdmissionResponse, ops []jsonpatch.Operation) *
 	return resp
 }
 
-// encodePatch spells ops as jsonpatch.Operation's own encoding does
-// ("value" kept for every add and replace, null included), written in one
-// pass: that encoding marshals each operation on its own and then checks
-// and compacts what it wrote, several times the cost of the patch itself.
-func encodePatch(ops []jsonpatch.Operation) ([]byte, error) {
-	st := encodeConfig.BorrowStream(nil)
-	defer encodeConfig.ReturnStream(st)
-	st.WriteArrayStart()
-	for i, op := range ops {
-		if i > 0 {
-			st.WriteMore()
-		}
-		st.WriteObjectStart()
-		st.WriteObjectField("op")
-		st.WriteString(op.Operation)
-		st.WriteMore()
-		st.WriteObjectField("path")
-		st.WriteString(op.Path)
-		if op.Value != nil || op.Operation == "add" || op.Operation == "replace" {
-			st.WriteMore()
-			st.WriteObjectField("value")
-			st.WriteVal(op.Value)
-		}
-		st.WriteObjectEnd()
-	}
-	st.WriteArrayEnd()
-	if st.Error != nil {
-		return nil, st.Error
-	}
-	return slices.Clone(st.Buffer()), nil
-}
-
-// decodeObjects decodes the request's object and old object. The object
-// is required on CREATE and UPDATE, the old object on UPDATE and DELETE
-// when withOld: the rule's method takes what it requires.
+// decodeObjects decodes the request's object (required on CREATE and
+// UPDATE) and old object (required on UPDATE and DELETE when withOld).
 func decodeObjects[T any](req *admissionv1.AdmissionRequest, withOld bool) (obj, old *T, err error) {
 	op := req.Operation
 	if op != admissionv1.Delete && len(req.Object.Raw) == 0 {
@@ -229,29 +189,20 @@ func decodeObjects[T any](req *admissionv1.AdmissionRequest, withOld bool) (obj,
 	return obj, old, err
 }
 
-// decodeConfig decodes as encoding/json does (json.Unmarshaler and
-// RawExtension alike, trailing data is an error), except that field names
-// match exactly, as the API server matches them, and are read without
-// unescaping: the API server never escapes a field name. The other
-// options of json-iterator's compatible configuration shape encoding
-// only. It decodes reviews and their objects several times faster than
-// encoding/json, which was the largest cost of a request after TLS (the
-// webhook benchmarks in docs/performance.md), and exact names save an
-// allocation per field.
+// decodeConfig decodes as encoding/json does, except that field names
+// match exactly, as the API server matches them (and never escapes them);
+// several times faster, see the webhook benchmarks in docs/performance.md.
 var decodeConfig = jsoniter.Config{
 	CaseSensitive:                 true,
 	ObjectFieldMustBeSimpleString: true,
 }.Froze()
 
-// encodeConfig encodes as encoding/json does (sorted map keys, HTML
-// characters escaped, []byte as base64, json.Marshaler honoured), without
-// its reflection on every call: it writes every answer the server sends.
+// encodeConfig encodes as encoding/json does, without its reflection on
+// every call.
 var encodeConfig = jsoniter.ConfigCompatibleWithStandardLibrary
 
-// unmarshal decodes the two JSON documents of every admission request, the
-// review and its object. json-iterator's error messages end with an
-// excerpt of the input, cut here: they go back to the caller and into the
-// log, which should not quote request bodies.
+// unmarshal decodes with decodeConfig, cutting the excerpt of the input
+// that json-iterator's errors end with: logs should not quote bodies.
 func unmarshal(data []byte, v any) error {
 	err := decodeConfig.Unmarshal(data, v)
 	if err == nil {
@@ -279,7 +230,7 @@ func decodeObject[T any](raw []byte, field string) (*T, error) {
 // applies reports whether ops apply to raw as the API server applies a
 // webhook's patch (with evanphx/json-patch).
 func applies(ops []jsonpatch.Operation, raw []byte) bool {
-	encoded, err := encodePatch(ops)
+	encoded, err := json.Marshal(ops)
 	if err != nil {
 		return false
 	}
@@ -291,9 +242,8 @@ func applies(ops []jsonpatch.Operation, raw []byte) bool {
 	return err == nil
 }
 
-// verdict is the answer to a rule's result: allowed; denied, when err is
-// a refusal (ports.Denied), with its message and code 403; else not
-// decided (see [errored]). Warnings pass through either way but the last.
+// verdict is the answer to a rule's result: allowed; denied with code 403
+// when err is a ports.Denied; else errored.
 func verdict(warnings ports.Warnings, err error) *admissionv1.AdmissionResponse {
 	var denial *ports.DeniedError
 	switch {
@@ -314,8 +264,8 @@ func verdict(warnings ports.Warnings, err error) *admissionv1.AdmissionResponse 
 	return errored(http.StatusInternalServerError, err)
 }
 
-// errored answers a request that could not be decided. It is still a
-// well-formed review (so the API server shows the message), and denied.
+// errored denies a request that could not be decided, in a well-formed
+// review so that the API server shows the message.
 func errored(code int32, err error) *admissionv1.AdmissionResponse {
 	reason := metav1.StatusReasonInternalError
 	if code == http.StatusBadRequest {

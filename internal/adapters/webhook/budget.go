@@ -11,59 +11,41 @@ import (
 )
 
 const (
-	// firstChunkBytes is the first allocation for a body, before its first
-	// byte is read: no more than the bufio.Reader net/http already holds
-	// for every connection, so a client that declares a large body and
-	// sends none of it costs little.
+	// firstChunkBytes is a body's first allocation, before a byte is read:
+	// a client that declares a large body and sends none costs little.
 	firstChunkBytes = 4 << 10
-	// smallBodyBytes is the part of every body that may use the budget's
-	// reserve: an AdmissionReview of an ordinary Pod fits in it, so the
-	// API server's usual calls are served while large bodies hold the rest
-	// of the budget.
+	// smallBodyBytes of every body may use the budget's reserve: an
+	// ordinary Pod's review fits, so it is served while large bodies hold
+	// the rest.
 	smallBodyBytes = 16 << 10
 )
 
 var (
-	// errOverBudget: the budget cannot spare the bytes a body needs next.
-	errOverBudget = errors.New("the webhook server's budget of body bytes in flight is spent")
-	// errShareSpent: the body's client address holds its share of the
-	// bytes already. It is errOverBudget for callers that need not tell.
-	errShareSpent = fmt.Errorf("%w for this client address", errOverBudget)
-	// errTooManyRequests: every request slot is taken.
+	errOverBudget      = errors.New("the webhook server's budget of body bytes in flight is spent")
+	errShareSpent      = fmt.Errorf("%w for this client address", errOverBudget)
 	errTooManyRequests = errors.New("every request slot of the webhook server is taken")
-	// errShareTaken: the client address holds its share of the slots.
-	errShareTaken = fmt.Errorf("%w that this client address may hold", errTooManyRequests)
-	// errTooLarge: the body goes on past its limit.
-	errTooLarge = errors.New("request body too large")
+	errShareTaken      = fmt.Errorf("%w that this client address may hold", errTooManyRequests)
+	errTooLarge        = errors.New("request body too large")
 )
 
 // budget bounds what the requests in flight hold at once: a number of
-// requests, and the bytes of their bodies' buffers. Nothing waits for it:
-// a request it cannot take is refused at once, so a flood is answered
-// rather than queued.
+// requests, and the bytes of their bodies' buffers. A request it cannot
+// take is refused at once, so a flood is answered rather than queued.
 //
-// The first smallBodyBytes of each body may use all of it; the bytes of a
-// body beyond those only maxLarge. The difference is a reserve that
-// requests' first bytes alone can use, as large as they can hold when all
-// slots are taken (up to half the budget), so large bodies, hostile ones
-// included, never starve the small reviews that are nearly all the API
-// server sends.
+// The first smallBodyBytes of each body may use all of it, the rest of a
+// body only maxLarge: the difference is a reserve (up to half the budget)
+// that keeps large bodies, hostile ones included, from starving the small
+// reviews that are nearly all the API server sends.
 //
-// One client address may hold at most half of the request slots (as many
-// connections, see connect) and half of maxLarge. Without it, whoever
-// connects first could take every slot, and hostile bodies all that large
-// parts may fill, and the API server would be refused for as long as they
-// are held. The share is fixed rather than growing while the server is
-// idle: nothing waits, so what an address took alone could not be taken
-// back for a client that comes later. The first bytes of bodies stay
-// outside it: the reserve already holds them to a slot each, and an address
-// that spent its share of large parts still gets its small reviews served.
+// One client address may hold at most half of the request slots (and as
+// many connections) and half of maxLarge, so that whoever connects first
+// cannot lock the API server out. The share is fixed: nothing waits, so
+// what an address took alone could not be taken back for a later client.
 type budget struct {
-	maxBytes    int64
-	maxLarge    int64
-	maxRequests int
-	// shareRequests and shareLarge are one client address's share.
-	shareRequests int
+	maxBytes      int64
+	maxLarge      int64
+	maxRequests   int
+	shareRequests int // one client address's share
 	shareLarge    int64
 	gauge         prometheus.Gauge
 
@@ -98,8 +80,7 @@ func (b *budget) maxBody() int64 {
 	return min(b.maxBytes, b.shareLarge+smallBodyBytes)
 }
 
-// largePart is how many of a body's first held bytes lie beyond its small
-// part.
+// largePart is how many of held bytes lie beyond a body's small part.
 func largePart(held int64) int64 { return max(held-smallBodyBytes, 0) }
 
 // use is what client holds, created on first use; b.mu must be held.
@@ -120,10 +101,8 @@ func (b *budget) forget(client netip.Addr, u *clientUse) {
 }
 
 // connect counts a new connection from client, or refuses it when client
-// has as many open as its share of request slots: over HTTP/1.1 a
-// connection carries one request at a time, so more could not be served
-// at once, and each holds a goroutine and buffers while it sends its
-// headers as slowly as the header timeout allows.
+// has as many open as its share of request slots: over HTTP/1.1 more could
+// not be served at once, and each holds a goroutine and buffers.
 func (b *budget) connect(client netip.Addr) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -211,9 +190,8 @@ func (b *budget) release(client netip.Addr, held int64) {
 }
 
 // A lease is one request's share of the budget: its slot once it entered,
-// and the bytes of its body's buffer. It is released when the request's
-// handler returns rather than when the body has been read: the decoded
-// review lives as long as the request, and is larger than the body.
+// and its body's bytes. It is released when the handler returns, not when
+// the body is read: the decoded review lives as long as the request.
 type lease struct {
 	budget  *budget
 	client  netip.Addr
@@ -249,14 +227,8 @@ func (l *lease) release() {
 
 // readAll reads src into a buffer that grows as bytes arrive, reserving
 // each growth from the budget first, so a body holds at most twice what
-// its client has sent (and firstChunkBytes before that). declared, the
-// Content-Length or -1 when unknown, caps the growth but never sizes an
-// allocation on its own; limit bounds the body. It fails with
-// errOverBudget (errShareSpent when the client's share is what is spent)
-// or errTooLarge, or with what reading failed with. The
-// growth abandons buffers to the garbage collector that the budget no
-// longer counts: they are at most as large as the buffer that replaced
-// them, and the next collection takes them.
+// its client has sent. declared (Content-Length, -1 when unknown) caps the
+// growth but never sizes an allocation on its own; limit bounds the body.
 func (l *lease) readAll(src io.Reader, declared, limit int64) ([]byte, error) {
 	var buf []byte
 	for {
@@ -300,8 +272,7 @@ func (l *lease) readAll(src io.Reader, declared, limit int64) ([]byte, error) {
 // does, errTooLarge when more follows.
 func atEOF(src io.Reader) error {
 	var one [1]byte
-	// A reader that answers neither a byte nor an error a hundred times
-	// in a row is broken; bufio gives up on one likewise.
+	// bufio likewise gives up on a reader that makes no progress.
 	for range 100 {
 		n, err := src.Read(one[:])
 		switch {

@@ -8,22 +8,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// clientAddr is the address a connection comes from, the key of its
-// client's share of the budget. An IPv4 address mapped into IPv6 is the
-// IPv4 address; one that cannot be read is the zero Addr, a client of its
-// own.
-func clientAddr(addr net.Addr) netip.Addr {
-	if tcp, ok := addr.(*net.TCPAddr); ok {
-		return tcp.AddrPort().Addr().Unmap()
-	}
-	if addr == nil {
-		return netip.Addr{}
-	}
-	return remoteAddr(addr.String())
-}
-
-// remoteAddr is clientAddr of a request's RemoteAddr, "host:port".
-func remoteAddr(hostPort string) netip.Addr {
+// clientAddr is the client address of a "host:port", the key of its share
+// of the budget: an IPv4 address mapped into IPv6 is the IPv4 address, and
+// one that cannot be read the zero Addr.
+func clientAddr(hostPort string) netip.Addr {
 	ap, err := netip.ParseAddrPort(hostPort)
 	if err != nil {
 		return netip.Addr{}
@@ -48,7 +36,7 @@ func (l *shareListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		client := clientAddr(c.RemoteAddr())
+		client := clientAddr(c.RemoteAddr().String())
 		if l.budget.connect(client) {
 			return &shareConn{Conn: c, budget: l.budget, client: client}, nil
 		}

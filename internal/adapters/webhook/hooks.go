@@ -19,24 +19,17 @@ const (
 	ValidatingHook HookType = "Validating"
 )
 
-// Hook is one row of the registration table: where a webhook is served,
-// what it serves, what answers it, and how the API server should call it.
-// The server mounts Admitter at Path; the same row renders the webhook's
-// entry in the Mutating/ValidatingWebhookConfiguration, and a test holds
-// the YAML in config/webhook to it, so code and manifests cannot drift.
+// Hook is one row of the registration table: the server mounts Admitter
+// at Path, and the same row renders the webhook's configuration entry.
 // [Mutating] and [Validating] set Type and Admitter.
 type Hook struct {
-	// Name is the webhook's name in its configuration (a qualified name,
-	// unique within the configuration).
-	Name string
-	// Path is the URL path; it is also the `webhook` metric label.
-	Path     string
+	Name     string // unique within its configuration
+	Path     string // also the `webhook` metric label
 	Type     HookType
 	Admitter Admitter
 
-	// Resource and Operations are the webhook's rule: the API server sends
-	// these operations on this (namespaced) resource, and the admitter
-	// answers no other.
+	// Resource and Operations are the webhook's rule, on a namespaced
+	// resource; the admitter answers no other.
 	Resource      Resource
 	Operations    []admissionregistrationv1.OperationType
 	FailurePolicy admissionregistrationv1.FailurePolicyType
@@ -47,9 +40,7 @@ type Hook struct {
 	TimeoutSeconds    int32
 	NamespaceSelector *metav1.LabelSelector
 	ObjectSelector    *metav1.LabelSelector
-	// MatchConditions are CEL expressions on the request that must all
-	// hold for the API server to call the webhook.
-	MatchConditions []admissionregistrationv1.MatchCondition
+	MatchConditions   []admissionregistrationv1.MatchCondition
 	// ReinvocationPolicy applies to mutating hooks only.
 	ReinvocationPolicy admissionregistrationv1.ReinvocationPolicyType
 }
@@ -67,19 +58,23 @@ func (h Hook) rules() []admissionregistrationv1.RuleWithOperations {
 	}}
 }
 
-func validateHooks(hooks []Hook) error {
+// validate checks the registration and returns every path served.
+func validate(hooks []Hook, conversions []Conversion) ([]string, error) {
 	var errs []error
-	paths := map[string]bool{}
+	var paths []string
+	checkPath := func(what, path string) {
+		switch {
+		case !strings.HasPrefix(path, "/"):
+			errs = append(errs, fmt.Errorf("%s: path must start with /", what))
+		case slices.Contains(paths, path):
+			errs = append(errs, fmt.Errorf("%s: path served twice", what))
+		}
+		paths = append(paths, path)
+	}
 	names := map[HookType]map[string]bool{MutatingHook: {}, ValidatingHook: {}}
 	for i, h := range hooks {
 		what := fmt.Sprintf("hook %d (%s)", i, h.Path)
-		switch {
-		case !strings.HasPrefix(h.Path, "/"):
-			errs = append(errs, fmt.Errorf("%s: path must start with /", what))
-		case paths[h.Path]:
-			errs = append(errs, fmt.Errorf("%s: path served twice", what))
-		}
-		paths[h.Path] = true
+		checkPath(what, h.Path)
 		if h.Admitter == nil {
 			errs = append(errs, fmt.Errorf("%s: no admitter", what))
 		}
@@ -99,15 +94,21 @@ func validateHooks(hooks []Hook) error {
 			errs = append(errs, fmt.Errorf("%s: timeoutSeconds %d outside 1..30", what, h.TimeoutSeconds))
 		}
 	}
-	return errors.Join(errs...)
+	for i, c := range conversions {
+		what := fmt.Sprintf("conversion %d (%s)", i, c.Path)
+		checkPath(what, c.Path)
+		if c.Convert == nil {
+			errs = append(errs, fmt.Errorf("%s: no convert function", what))
+		}
+	}
+	return paths, errors.Join(errs...)
 }
 
 // ServiceRef is the Service through which the API server reaches the
-// server in a cluster.
+// server; Port 0 is left out (443).
 type ServiceRef struct {
 	Namespace, Name string
-	// Port of the Service; 0 leaves it out (the API server uses 443).
-	Port int32
+	Port            int32
 }
 
 func (s ServiceRef) clientConfig(path string) admissionregistrationv1.WebhookClientConfig {
@@ -173,8 +174,7 @@ func ValidatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *
 	return out
 }
 
-// byPath orders the rows, which come from an fx value group in no
-// particular order, so that a configuration renders the same every time.
+// byPath orders the rows, which an fx group gives in no particular order.
 func byPath(hooks []Hook) []Hook {
 	return slices.SortedFunc(slices.Values(hooks), func(a, b Hook) int { return strings.Compare(a.Path, b.Path) })
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -9,19 +10,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// metadataPatch builds the JSON patch from before to after when the two
-// differ in metadata.labels and metadata.annotations only, or not at all,
-// without encoding either. ok is false when it cannot tell (no metadata it can be sure the
-// request carries), or when anything else changed: the caller then diffs
-// the encodings. after is changed while it compares, and restored.
+// metadataPatch builds the JSON patch from before to after, without
+// encoding either, when they differ in labels and annotations only (or
+// not at all). ok is false when anything else changed, or when it cannot
+// be sure the request carries metadata: the caller then diffs encodings.
 func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool) {
 	b, okB := any(before).(metav1.Object)
 	a, okA := any(after).(metav1.Object)
 	if !okB || !okA {
 		return nil, false
 	}
-	// Only an object that names itself surely arrived with a metadata
-	// object to patch into.
 	if b.GetName() == "" && b.GetGenerateName() == "" && b.GetNamespace() == "" {
 		return nil, false
 	}
@@ -33,9 +31,8 @@ func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool)
 	if !ok {
 		return nil, false
 	}
-	// Everything else must be equal (with no metadata change, that is
-	// "no change": no patch): compare with after's two maps those of before
-	// for a moment, rather than copies of two whole objects.
+	// Everything else must be equal: compare with before's two maps in
+	// after for a moment, rather than copies of two whole objects.
 	labels, annotations := a.GetLabels(), a.GetAnnotations()
 	a.SetLabels(b.GetLabels())
 	a.SetAnnotations(b.GetAnnotations())
@@ -49,9 +46,8 @@ func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool)
 }
 
 // mapPatch is the patch of one string map at path, as a diff of the
-// encodings would spell it: the whole map added when there was none, else
-// one operation per key. ok is false for a map emptied or removed, which
-// the encodings spell in more than one way.
+// encodings spells it; not ok for a map emptied, which they spell in more
+// than one way.
 func mapPatch(path string, before, after map[string]string) ([]jsonpatch.Operation, bool) {
 	if len(after) == 0 {
 		if len(before) == 0 {
@@ -67,29 +63,18 @@ func mapPatch(path string, before, after map[string]string) ([]jsonpatch.Operati
 		return []jsonpatch.Operation{{Operation: "add", Path: path, Value: value}}, true
 	}
 	var ops []jsonpatch.Operation
-	keys := make([]string, 0, len(after))
-	for k := range after {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		old, had := before[k]
-		switch {
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		switch old, had := before[k]; {
 		case !had:
 			ops = append(ops, jsonpatch.Operation{Operation: "add", Path: path + "/" + escapePointer(k), Value: after[k]})
 		case old != after[k]:
 			ops = append(ops, jsonpatch.Operation{Operation: "replace", Path: path + "/" + escapePointer(k), Value: after[k]})
 		}
 	}
-	removed := make([]string, 0)
-	for k := range before {
+	for _, k := range slices.Sorted(maps.Keys(before)) {
 		if _, keep := after[k]; !keep {
-			removed = append(removed, k)
+			ops = append(ops, jsonpatch.Operation{Operation: "remove", Path: path + "/" + escapePointer(k)})
 		}
-	}
-	slices.Sort(removed)
-	for _, k := range removed {
-		ops = append(ops, jsonpatch.Operation{Operation: "remove", Path: path + "/" + escapePointer(k)})
 	}
 	return ops, true
 }

@@ -3,35 +3,27 @@ package webhook
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are controller-runtime's webhook metrics, labelled by
-// request path so existing dashboards work.
+// metrics are controller-runtime's webhook metrics, labelled by request
+// path, and the request budget's own.
 type metrics struct {
-	total    *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-	inFlight *prometheus.GaugeVec
-	// panics and conversionPanics count the admission rules and the
-	// conversions that panicked (answered 500), as controller-runtime's
-	// admission and conversion webhooks count theirs: without labels.
-	panics           prometheus.Counter
+	total            *prometheus.CounterVec
+	latency          *prometheus.HistogramVec
+	inFlight         *prometheus.GaugeVec
+	panics           prometheus.Counter // unlabelled, as controller-runtime's
 	conversionPanics prometheus.Counter
-
-	// The request budget's own figures, not controller-runtime's: how
-	// much of it is taken, and the requests it turned away.
-	bodyBytes     prometheus.Gauge
-	rejected      *prometheus.CounterVec
-	rejectedConns prometheus.Counter
+	bodyBytes        prometheus.Gauge
+	rejected         *prometheus.CounterVec
+	rejectedConns    prometheus.Counter
 }
 
-// Why the budget turned a request away: the label reason of
-// operator_webhook_requests_rejected_total. The client_ reasons are the
-// share of one client address (budget), the others the whole budget.
+// Values of the label reason of operator_webhook_requests_rejected_total:
+// the client_ ones are a client address's share, the others the budget.
 const (
 	rejectedRequests        = "requests"
 	rejectedBodyBytes       = "body_bytes"
@@ -39,7 +31,6 @@ const (
 	rejectedClientBodyBytes = "client_body_bytes"
 )
 
-// rejectedReasons are all values of the label reason.
 var rejectedReasons = []string{rejectedRequests, rejectedBodyBytes, rejectedClientRequests, rejectedClientBodyBytes}
 
 func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
@@ -86,8 +77,7 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("register webhook metrics: %w", err)
 	}
-	// Series exist from the start, so rate() and alerts see a zero rather
-	// than nothing before the first request.
+	// Series exist from the start, so rate() and alerts see a zero.
 	for _, p := range paths {
 		m.total.WithLabelValues(p, "200")
 		m.total.WithLabelValues(p, "500")
@@ -100,39 +90,9 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 	return m, nil
 }
 
-// pathMetrics are one path's series, looked up once: a request then
-// records its metrics without hashing label values, except for a code other
-// than 200.
-type pathMetrics struct {
-	m        *metrics
-	path     string
-	inFlight prometheus.Gauge
-	latency  prometheus.Observer
-	ok       prometheus.Counter
-}
-
-func (m *metrics) forPath(path string) *pathMetrics {
-	return &pathMetrics{
-		m:        m,
-		path:     path,
-		inFlight: m.inFlight.WithLabelValues(path),
-		latency:  m.latency.WithLabelValues(path),
-		ok:       m.total.WithLabelValues(path, "200"),
-	}
-}
-
-// begin counts a request in flight; end records its end.
-func (p *pathMetrics) begin() time.Time {
-	p.inFlight.Inc()
-	return time.Now()
-}
-
-func (p *pathMetrics) end(start time.Time, code int) {
-	p.inFlight.Dec()
-	p.latency.Observe(time.Since(start).Seconds())
-	if code == http.StatusOK {
-		p.ok.Inc()
-		return
-	}
-	p.m.total.WithLabelValues(p.path, strconv.Itoa(code)).Inc()
+// end records the end of a request to path begun at start.
+func (m *metrics) end(path string, start time.Time, code int) {
+	m.inFlight.WithLabelValues(path).Dec()
+	m.latency.WithLabelValues(path).Observe(time.Since(start).Seconds())
+	m.total.WithLabelValues(path, strconv.Itoa(code)).Inc()
 }

@@ -7,69 +7,52 @@ import (
 	"time"
 )
 
-// Defaults applied by Options.withDefaults to zero fields.
+// Defaults applied to zero Options fields.
 const (
 	DefaultPort = 9443
-	// DefaultMaxRequestBytes fits the largest review the API server sends:
-	// an UPDATE carries the object and the old object, each up to the API
-	// server's 3 MiB request limit, plus the envelope.
+	// DefaultMaxRequestBytes fits an UPDATE review: the object and the old
+	// object, each up to the API server's 3 MiB limit, plus the envelope.
 	DefaultMaxRequestBytes = 7 << 20
 	// DefaultMaxConversionBytes is larger: the API server converts a whole
 	// list in one ConversionReview.
 	DefaultMaxConversionBytes = 64 << 20
-	// DefaultMaxBodyBytesInFlight and DefaultMaxRequestsInFlight bound
-	// what requests hold at once, so that a flood of large or slow bodies
-	// keeps the operator well under half of its 256 MiB memory limit
-	// (config/manager/manager.yaml). Every request in flight costs its
-	// connection's buffers and goroutine on top of its body.
+	// The in-flight bounds keep a flood of large or slow bodies well under
+	// half of the operator's 256 MiB memory limit (config/manager).
 	DefaultMaxBodyBytesInFlight = 32 << 20
 	DefaultMaxRequestsInFlight  = 512
-	// The API server waits at most 30 s for a webhook; a request still
-	// running after that has no one to answer to.
+	// The API server waits at most 30 s for a webhook.
 	DefaultReadHeaderTimeout = 5 * time.Second
 	DefaultReadTimeout       = 30 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
-	// The API server keeps connections to webhooks alive; closing idle
-	// ones quickly would cost a TLS handshake per request.
+	// The API server keeps connections alive; closing idle ones quickly
+	// would cost a TLS handshake per request.
 	DefaultIdleTimeout = 120 * time.Second
 )
 
-// AnyPort as Options.Port lets the kernel choose a free port (tests); Addr
-// reports it.
+// AnyPort as Options.Port lets the kernel choose a free port (tests).
 const AnyPort = -1
 
 // Options configure the webhook server. Zero fields get the defaults above.
 type Options struct {
-	// Host to bind; empty means every interface.
-	Host string
-	// Port to bind; 0 means DefaultPort, AnyPort a free one.
-	Port int
+	Host string // empty: every interface
+	Port int    // 0: DefaultPort
 	// EnableHTTP2 offers HTTP/2 in ALPN. Off by default: HTTP/2 rapid
 	// reset (CVE-2023-44487) costs a server far more than a client.
 	EnableHTTP2 bool
-	// MaxRequestBytes bounds a request body; larger ones get 413.
-	MaxRequestBytes int64
-	// MaxConversionBytes bounds a ConversionReview body; larger ones get 413.
+	// MaxRequestBytes and MaxConversionBytes bound a review's body; larger
+	// ones get 413, as do bodies larger than one client address's share of
+	// MaxBodyBytesInFlight (budget.go).
+	MaxRequestBytes    int64
 	MaxConversionBytes int64
-	// MaxBodyBytesInFlight bounds the bytes that all request bodies being
-	// read or served hold at once; a request the budget cannot spare its
-	// next bytes gets 429 with Retry-After. A reserve of smallBodyBytes per
-	// request slot, up to half of the budget, is kept for the first
-	// smallBodyBytes of each body (budget.go), and one client address may
-	// fill half of the rest, so no body can be larger than that half plus
-	// smallBodyBytes, whatever the two limits above say: a larger one gets
-	// 413.
+	// MaxBodyBytesInFlight and MaxRequestsInFlight bound what all requests
+	// hold at once; a request beyond them, or beyond its client address's
+	// half of them, gets 429 with Retry-After.
 	MaxBodyBytesInFlight int64
-	// MaxRequestsInFlight bounds the requests read or served at once;
-	// more get 429 with Retry-After. One client address may hold half of
-	// them, and open as many connections.
-	MaxRequestsInFlight int
+	MaxRequestsInFlight  int
 
-	// ShutdownDelay is how long Stop goes on serving before it closes the
-	// listener, answering with "Connection: close" meanwhile. The API
-	// server keeps calling a webhook until it learns the endpoint is gone
-	// (a Service's endpoints follow the Pod's readiness a little later), and
-	// a call that finds the port closed fails its admission. Zero: none.
+	// ShutdownDelay is how long Stop goes on serving, answering with
+	// "Connection: close", before it closes the listener: the API server
+	// keeps calling until the Service's endpoints drop this Pod.
 	ShutdownDelay time.Duration
 
 	ReadHeaderTimeout time.Duration

@@ -12,13 +12,11 @@ import (
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
-// readinessTimeout bounds one self-check; a handshake on loopback takes
-// about a millisecond.
+// readinessTimeout bounds one self-check.
 const readinessTimeout = 2 * time.Second
 
-// ReadinessCheck reports ready only once the server completes a TLS
-// handshake on its own port with a certificate that is valid now: a bound
-// port alone says nothing about the certificate the API server will see.
+// ReadinessCheck reports ready once the server completes a TLS handshake
+// on its own port with a certificate that is valid now.
 func (s *Server) ReadinessCheck() ports.HealthCheck { return readiness{s: s} }
 
 type readiness struct{ s *Server }
@@ -40,20 +38,15 @@ func (r readiness) Check(ctx context.Context) error {
 	defer cancel()
 	d := tls.Dialer{Config: &tls.Config{
 		MinVersion: tls.VersionTLS12,
-		// The server checks that it presents a current certificate; which
-		// CA signed it is the API server's business (caBundle).
-		InsecureSkipVerify: true, //nolint:gosec // a self-check, see above
+		// Which CA signed it is the API server's business (caBundle).
+		InsecureSkipVerify: true, //nolint:gosec // a self-check of the certificate's dates
 	}}
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host.String(), strconv.Itoa(addr.Port)))
 	if err != nil {
 		return fmt.Errorf("webhook server TLS handshake: %w", err)
 	}
 	defer func() { _ = conn.Close() }()
-	certs := conn.(*tls.Conn).ConnectionState().PeerCertificates
-	if len(certs) == 0 {
-		return errors.New("webhook server presented no certificate")
-	}
-	leaf, now := certs[0], time.Now()
+	leaf, now := conn.(*tls.Conn).ConnectionState().PeerCertificates[0], time.Now()
 	if now.Before(leaf.NotBefore) || now.After(leaf.NotAfter) {
 		return fmt.Errorf("webhook certificate is valid from %s to %s, not now", leaf.NotBefore.Format(time.RFC3339), leaf.NotAfter.Format(time.RFC3339))
 	}

@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,9 +22,8 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 )
 
-// CertSource is the server's certificate (internal/adapters/certs provides
-// it): started before the server listens, asked on every handshake, so it
-// may change without a restart, and stopped once the server has stopped.
+// CertSource is the server's certificate (internal/adapters/certs): started
+// before the server listens, asked on every handshake, stopped after it.
 type CertSource interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
@@ -37,16 +35,14 @@ type CertSource interface {
 type Server struct {
 	opts        Options
 	certs       CertSource
-	hooks       []Hook
-	conversions []Conversion
+	hooks       int // how many, for the log
+	conversions int
 	log         *zap.Logger
 	metrics     *metrics
 	mux         *http.ServeMux
 	budget      *budget
 
-	// draining is set by Stop: responses then close their connection, so
-	// that callers open new ones while the server still accepts them.
-	draining atomic.Bool
+	draining atomic.Bool // set by Stop: responses close their connection
 
 	mu     sync.Mutex
 	conns  map[net.Conn]http.ConnState // guarded by mu
@@ -56,8 +52,7 @@ type Server struct {
 }
 
 // New returns a server for hooks and conversions that presents
-// certificates from certs and records metrics on reg. It does no I/O;
-// Start starts certs and binds the port.
+// certificates from certs and records metrics on reg. It does no I/O.
 func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer, logger *zap.Logger, conversions ...Conversion) (*Server, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
@@ -66,15 +61,9 @@ func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer
 	if certs == nil || reg == nil || logger == nil {
 		return nil, errors.New("webhook server: certificate source, metrics registerer and logger are required")
 	}
-	if err := errors.Join(validateHooks(hooks), validateConversions(conversions, hooks)); err != nil {
+	paths, err := validate(hooks, conversions)
+	if err != nil {
 		return nil, fmt.Errorf("webhook server: %w", err)
-	}
-	paths := make([]string, 0, len(hooks)+len(conversions))
-	for _, h := range hooks {
-		paths = append(paths, h.Path)
-	}
-	for _, c := range conversions {
-		paths = append(paths, c.Path)
 	}
 	m, err := newMetrics(reg, paths)
 	if err != nil {
@@ -82,15 +71,14 @@ func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer
 	}
 	s := &Server{
 		opts: opts, certs: certs, log: logger, metrics: m, mux: http.NewServeMux(),
-		budget:      newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes),
-		hooks:       append([]Hook(nil), hooks...),
-		conversions: append([]Conversion(nil), conversions...),
+		budget: newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes),
+		hooks:  len(hooks), conversions: len(conversions),
 	}
-	for _, h := range s.hooks {
-		s.mux.Handle(h.Path, s.leased(h.Path, s.hookHandler(h)))
+	for _, h := range hooks {
+		s.mux.Handle(h.Path, s.leased(h.Path, s.handle(h.Path, "admission request", m.panics, s.serveAdmission(h))))
 	}
-	for _, c := range s.conversions {
-		s.mux.Handle(c.Path, s.leased(c.Path, s.conversionHandler(c)))
+	for _, c := range conversions {
+		s.mux.Handle(c.Path, s.leased(c.Path, s.handle(c.Path, "conversion request", m.conversionPanics, s.serveConversion(c))))
 	}
 	return s, nil
 }
@@ -119,12 +107,8 @@ func (s *Server) Start(ctx context.Context) error {
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(s.opts.EnableHTTP2)
-	// Each timeout bounds how long a client may hold a connection, and
-	// with it a request slot and what its body holds of the budget: the
-	// header timeout a client that never finishes its headers, the read
-	// timeout one that trickles its body (the API server gives a webhook
-	// at most 30 s, so a request still arriving after that has no one to
-	// answer), the idle timeout a kept-alive connection that sends nothing.
+	// The timeouts bound how long a slow client holds a connection, and
+	// with it a request slot and its body's budget.
 	srv := &http.Server{
 		Handler: http.HandlerFunc(s.serveHTTP),
 		TLSConfig: &tls.Config{
@@ -147,15 +131,13 @@ func (s *Server) Start(ctx context.Context) error {
 			s.log.Error("webhook server stopped serving", zap.Error(err))
 		}
 	}(s.served)
-	s.log.Info("webhook server started", zap.String("address", s.addr.String()), zap.Bool("http2", s.opts.EnableHTTP2), zap.Int("hooks", len(s.hooks)), zap.Int("conversions", len(s.conversions)))
+	s.log.Info("webhook server started", zap.String("address", s.addr.String()), zap.Bool("http2", s.opts.EnableHTTP2), zap.Int("hooks", s.hooks), zap.Int("conversions", s.conversions))
 	return nil
 }
 
-// Stop first goes on serving for Options.ShutdownDelay (bounded by ctx),
-// closing each connection after its response, then stops accepting
-// connections and waits, within ctx, for requests in flight to finish; when
-// ctx ends first it closes the remaining connections. Then it stops the
-// certificate source. Stopping a server that never started is a no-op.
+// Stop goes on serving for Options.ShutdownDelay (bounded by ctx), closing
+// each connection after its response, then waits within ctx for requests
+// in flight, and stops the certificate source. Before Start it is a no-op.
 func (s *Server) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	srv, served := s.srv, s.served
@@ -175,9 +157,8 @@ func (s *Server) Stop(ctx context.Context) error {
 	s.draining.Store(true)
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(ctx) }()
-	// Shutdown closes idle connections at once but leaves a new one (no
-	// request read yet) for five seconds; none carries a request in flight,
-	// so they are closed too, until Shutdown returns.
+	// Shutdown leaves a new connection (no request read yet) open for five
+	// seconds; it carries no request, so it is closed too.
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	var err error
@@ -199,8 +180,7 @@ wait:
 	return errors.Join(err, s.certs.Stop(ctx))
 }
 
-// trackConn keeps the server's connections and their states, so that a
-// draining server can close those that sent nothing yet.
+// trackConn keeps the connections' states for closeNewConns.
 func (s *Server) trackConn(c net.Conn, state http.ConnState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -255,92 +235,122 @@ func (w httpErrorWriter) Write(p []byte) (int, error) {
 // the log line.
 type outcome struct {
 	code    int
-	problem string // plain-text answer of a request that is not a review
-	review  *admissionv1.AdmissionReview
-	req     *admissionv1.AdmissionRequest
+	problem string // plain-text answer when review is nil
+	review  any
+	level   zapcore.Level // of the log line of a review
+	fields  []zap.Field   // what the log line says of the request
 }
 
-func (s *Server) hookHandler(h Hook) http.Handler {
-	timeout := time.Duration(h.TimeoutSeconds) * time.Second
-	pm := s.metrics.forPath(h.Path)
+// handle serves one endpoint with what every endpoint shares: metrics,
+// panic recovery and one log line, msg, per request.
+func (s *Server) handle(path, msg string, panics prometheus.Counter, serve func(w http.ResponseWriter, r *http.Request, out *outcome)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := pm.begin()
-		var (
-			out  outcome
-			seen *admissionv1.AdmissionRequest
-		)
+		s.metrics.inFlight.WithLabelValues(path).Inc()
+		start := time.Now()
+		out := &outcome{}
 		defer func() {
 			p := recover()
-			if p != nil {
-				if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) { // net/http's way to abort a response: let it through
-					pm.end(start, http.StatusInternalServerError)
-					panic(p)
-				}
-				s.metrics.panics.Inc()
-				out = outcome{code: http.StatusInternalServerError, problem: "internal error", req: seen}
-				http.Error(w, out.problem, out.code)
+			if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) { // net/http's way to abort a response: let it through
+				s.metrics.end(path, start, http.StatusInternalServerError)
+				panic(p)
 			}
-			pm.end(start, out.code)
-			s.logRequest(h.Path, out, time.Since(start), p)
+			fields := []zap.Field{zap.String("webhook", path), zap.Int("code", 0), zap.Duration("latency", time.Since(start))}
+			level := out.level
+			switch {
+			case p != nil:
+				panics.Inc()
+				out.code, level = http.StatusInternalServerError, zapcore.ErrorLevel
+				http.Error(w, "internal error", out.code)
+				fields = append(append(fields, out.fields...), zap.Any("panic", p), zap.Stack("stack"))
+			case out.review == nil:
+				http.Error(w, out.problem, out.code)
+				level = zapcore.InfoLevel
+				if out.code >= http.StatusInternalServerError {
+					level = zapcore.ErrorLevel
+				}
+				fields = append(append(fields, out.fields...), zap.String("message", out.problem))
+			default:
+				out.code = writeJSON(w, out.code, out.review)
+				fields = append(fields, out.fields...)
+			}
+			s.metrics.end(path, start, out.code)
+			fields[1] = zap.Int("code", out.code)
+			if ce := s.log.Check(level, msg); ce != nil {
+				ce.Write(fields...)
+			}
 		}()
-		ctx, cancel := context.WithTimeout(r.Context(), timeout)
-		defer cancel()
-		out = s.serve(ctx, h, w, r, &seen)
-		out.code = s.write(w, out)
+		serve(w, r, out)
 	})
 }
 
-// serve turns an HTTP request into an outcome. Anything that is not a v1
+// serveAdmission answers an AdmissionReview. Anything that is not a v1
 // AdmissionReview carrying a request is answered with an HTTP error: there
-// is no UID to answer to. *seen is set as soon as the request is decoded,
-// so a panic in the admitter is still logged with the request.
-func (s *Server) serve(ctx context.Context, h Hook, w http.ResponseWriter, r *http.Request, seen **admissionv1.AdmissionRequest) outcome {
-	body, code, problem := s.readBody(w, r, s.opts.MaxRequestBytes, "an admission.k8s.io/v1 AdmissionReview")
-	if code != 0 {
-		return outcome{code: code, problem: problem}
-	}
-	var review admissionv1.AdmissionReview
-	if err := unmarshal(body, &review); err != nil {
-		return outcome{code: http.StatusBadRequest, problem: fmt.Sprintf("decode AdmissionReview: %v", err)}
-	}
-	if review.APIVersion != admissionv1.SchemeGroupVersion.String() || review.Kind != "AdmissionReview" {
-		return outcome{code: http.StatusBadRequest, problem: fmt.Sprintf("got apiVersion %q kind %q; this server speaks only admission.k8s.io/v1 AdmissionReview", review.APIVersion, review.Kind)}
-	}
-	req := review.Request
-	if req == nil {
-		return outcome{code: http.StatusBadRequest, problem: "AdmissionReview without a request"}
-	}
-	*seen = req
-	if req.UID == "" {
-		return outcome{code: http.StatusBadRequest, problem: "AdmissionReview request without a uid", req: req}
-	}
-	resp := h.Admitter.Admit(ctx, req)
-	if resp == nil {
-		resp = errored(http.StatusInternalServerError, errors.New("the webhook gave no answer"))
-	}
-	resp.UID = req.UID
-	return outcome{
-		code: http.StatusOK,
-		req:  req,
-		review: &admissionv1.AdmissionReview{
-			TypeMeta: review.TypeMeta,
-			Response: resp,
-		},
+// is no UID to answer to.
+func (s *Server) serveAdmission(h Hook) func(http.ResponseWriter, *http.Request, *outcome) {
+	timeout := time.Duration(h.TimeoutSeconds) * time.Second
+	return func(w http.ResponseWriter, r *http.Request, out *outcome) {
+		out.fields = []zap.Field{zap.Bool("allowed", false)}
+		body, ok := s.readBody(w, r, s.opts.MaxRequestBytes, "an admission.k8s.io/v1 AdmissionReview", out)
+		if !ok {
+			return
+		}
+		var review admissionv1.AdmissionReview
+		if err := unmarshal(body, &review); err != nil {
+			out.code, out.problem = http.StatusBadRequest, fmt.Sprintf("decode AdmissionReview: %v", err)
+			return
+		}
+		if review.APIVersion != admissionv1.SchemeGroupVersion.String() || review.Kind != "AdmissionReview" {
+			out.code, out.problem = http.StatusBadRequest, fmt.Sprintf("got apiVersion %q kind %q; this server speaks only admission.k8s.io/v1 AdmissionReview", review.APIVersion, review.Kind)
+			return
+		}
+		req := review.Request
+		if req == nil {
+			out.code, out.problem = http.StatusBadRequest, "AdmissionReview without a request"
+			return
+		}
+		facts := []zap.Field{
+			zap.String("uid", string(req.UID)),
+			zap.String("kind", req.Kind.Kind),
+			zap.String("namespace", req.Namespace),
+			zap.String("name", req.Name),
+			zap.String("operation", string(req.Operation)),
+			zap.String("user", req.UserInfo.Username),
+		}
+		out.fields = append(facts, out.fields...)
+		if req.UID == "" {
+			out.code, out.problem = http.StatusBadRequest, "AdmissionReview request without a uid"
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		resp := h.Admitter.Admit(ctx, req)
+		if resp == nil {
+			resp = errored(http.StatusInternalServerError, errors.New("the webhook gave no answer"))
+		}
+		resp.UID = req.UID
+		out.code, out.review = http.StatusOK, &admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp}
+		// Allowed requests at debug (a busy cluster creates many Pods),
+		// denials at info, internal errors at error.
+		out.fields, out.level = append(facts, zap.Bool("allowed", resp.Allowed)), zapcore.InfoLevel
+		if resp.Patch != nil {
+			out.fields = append(out.fields, zap.Int("patchBytes", len(resp.Patch)))
+		}
+		if len(resp.Warnings) > 0 {
+			out.fields = append(out.fields, zap.Strings("warnings", resp.Warnings))
+		}
+		switch {
+		case resp.Allowed:
+			out.level = zapcore.DebugLevel
+		case resp.Result != nil && resp.Result.Code >= http.StatusInternalServerError:
+			out.fields, out.level = append(out.fields, zap.String("error", resp.Result.Message)), zapcore.ErrorLevel
+		case resp.Result != nil:
+			out.fields = append(out.fields, zap.String("message", resp.Result.Message))
+		}
 	}
 }
 
-// write sends the outcome and returns the status code actually sent.
-func (s *Server) write(w http.ResponseWriter, out outcome) int {
-	if out.review == nil {
-		http.Error(w, out.problem, out.code)
-		return out.code
-	}
-	return writeJSON(w, out.code, out.review)
-}
-
-// leased gives each request to next a lease on the budget, carried by its
-// body so that readBody finds it whatever handler calls it, and releases
-// the lease once next has returned.
+// leased gives each request a lease on the budget, carried by its body for
+// readBody, and releases it once next has returned.
 func (s *Server) leased(path string, next http.Handler) http.Handler {
 	rejected := map[string]prometheus.Counter{}
 	for _, reason := range rejectedReasons {
@@ -348,11 +358,10 @@ func (s *Server) leased(path string, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		orig := r.Body
-		body := &leasedBody{ReadCloser: orig, lease: lease{budget: s.budget, client: remoteAddr(r.RemoteAddr)}, rejected: rejected}
+		body := &leasedBody{ReadCloser: orig, lease: lease{budget: s.budget, client: clientAddr(r.RemoteAddr)}, rejected: rejected}
 		defer body.release()
 		r.Body = body
-		// net/http looks at its own body type once the handler has
-		// returned, to decide how much of an unread rest to drain.
+		// net/http looks at its own body type to decide what to drain.
 		defer func() { r.Body = orig }()
 		next.ServeHTTP(w, r)
 	})
@@ -366,77 +375,74 @@ type leasedBody struct {
 }
 
 // readBody applies the transport rules every endpoint shares: POST, JSON,
-// a non-empty body within limit, read within the budget. A non-zero code
-// is the HTTP error to send with problem; what names the expected payload
-// in that message.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, what string) (body []byte, code int, problem string) {
+// a non-empty body within limit, read within the budget. When it fails it
+// sets out's HTTP error; what names the expected payload in that message.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, what string, out *outcome) ([]byte, bool) {
+	fail := func(code int, problem string) ([]byte, bool) {
+		out.code, out.problem = code, problem
+		return nil, false
+	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		return nil, http.StatusMethodNotAllowed, "only POST is served"
+		return fail(http.StatusMethodNotAllowed, "only POST is served")
 	}
 	if ct := r.Header.Get("Content-Type"); !isJSON(ct) {
-		return nil, http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q is not served; send application/json", ct)
+		return fail(http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q is not served; send application/json", ct))
 	}
-	lb, ok := r.Body.(*leasedBody)
-	if !ok {
-		return nil, http.StatusInternalServerError, "internal error: request without a budget lease"
-	}
+	lb := r.Body.(*leasedBody)
 	// A body the budget could never hold would be refused with 429 for
 	// ever; 413 tells the caller not to retry.
 	limit = min(limit, s.budget.maxBody())
 	if r.ContentLength > limit {
 		hangUp(w)
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, limit)
+		return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of %d", r.ContentLength, limit))
+	}
+	// refuse answers 429 with a Retry-After, as the API server's own
+	// max-in-flight limit does, and closes the connection rather than
+	// read on: what the client still sends is what the budget had no
+	// room for.
+	refuse := func(reason, why string) ([]byte, bool) {
+		lb.rejected[reason].Inc()
+		w.Header().Set("Retry-After", "1")
+		hangUp(w)
+		return fail(http.StatusTooManyRequests, "the webhook server is busy: "+why+"; retry later")
 	}
 	if err := lb.enter(); err != nil {
 		if errors.Is(err, errShareTaken) {
-			return s.refuse(w, lb, rejectedClientRequests, "too many requests in flight from this address")
+			return refuse(rejectedClientRequests, "too many requests in flight from this address")
 		}
-		return s.refuse(w, lb, rejectedRequests, "too many requests in flight")
+		return refuse(rejectedRequests, "too many requests in flight")
 	}
 	body, err := lb.readAll(lb.ReadCloser, r.ContentLength, limit)
 	if err != nil {
 		lb.dropBytes()
 		switch {
 		case errors.Is(err, errShareSpent):
-			return s.refuse(w, lb, rejectedClientBodyBytes, "too many request body bytes in flight from this address")
+			return refuse(rejectedClientBodyBytes, "too many request body bytes in flight from this address")
 		case errors.Is(err, errOverBudget):
-			return s.refuse(w, lb, rejectedBodyBytes, "too many request body bytes in flight")
-		case errors.Is(err, errTooLarge):
-			hangUp(w)
-			return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit)
+			return refuse(rejectedBodyBytes, "too many request body bytes in flight")
 		}
 		hangUp(w)
-		return nil, http.StatusBadRequest, fmt.Sprintf("read request body: %v", err)
+		if errors.Is(err, errTooLarge) {
+			return fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds the limit of %d bytes", limit))
+		}
+		return fail(http.StatusBadRequest, fmt.Sprintf("read request body: %v", err))
 	}
 	if len(body) == 0 {
-		return nil, http.StatusBadRequest, "empty request body; send " + what
+		return fail(http.StatusBadRequest, "empty request body; send "+what)
 	}
-	return body, 0, ""
-}
-
-// refuse answers a request the budget cannot take with 429 and a
-// Retry-After, as the API server's own max-in-flight limit does, and
-// closes the connection after the answer instead of reading on: what the
-// client still sends is what the budget had no room for.
-func (s *Server) refuse(w http.ResponseWriter, lb *leasedBody, reason, why string) ([]byte, int, string) {
-	lb.rejected[reason].Inc()
-	w.Header().Set("Retry-After", "1")
-	hangUp(w)
-	return nil, http.StatusTooManyRequests, "the webhook server is busy: " + why + "; retry later"
+	return body, true
 }
 
 // hangUp closes the connection after the answer to a request whose body
-// was not read to its end, so that net/http answers before it reads any of
-// the rest (it then drains at most 256 KiB, which lets the caller read the
-// answer before the connection closes, and holds nothing of the budget).
+// was not read to its end: net/http then answers before it reads on, and
+// drains at most 256 KiB so that the caller reads the answer.
 func hangUp(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
 }
 
-// isJSON tells whether a Content-Type is application/json. The API
-// server sends exactly that; only other spellings (parameters, case) go
-// through mime.ParseMediaType and the map it allocates.
+// isJSON tells whether a Content-Type is application/json, parsing only
+// spellings other than the API server's.
 func isJSON(contentType string) bool {
 	if contentType == "application/json" {
 		return true
@@ -457,69 +463,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) int {
 	w.WriteHeader(code)
 	_, _ = w.Write(body) // the API server went away: nothing left to tell it
 	return code
-}
-
-// logRequest writes the one line per request: allowed requests at debug (a
-// busy cluster creates many Pods), denials and bad requests at info,
-// internal errors and panics at error. The level is decided first, so a
-// request whose line is not written costs no fields.
-func (s *Server) logRequest(path string, out outcome, latency time.Duration, panicked any) {
-	ce := s.log.Check(requestLevel(out, panicked), "admission request")
-	if ce == nil {
-		return
-	}
-	fields := []zap.Field{zap.String("webhook", path), zap.Int("code", out.code), zap.Duration("latency", latency)}
-	if req := out.req; req != nil {
-		fields = append(fields,
-			zap.String("uid", string(req.UID)),
-			zap.String("kind", req.Kind.Kind),
-			zap.String("namespace", req.Namespace),
-			zap.String("name", req.Name),
-			zap.String("operation", string(req.Operation)),
-			zap.String("user", req.UserInfo.Username),
-		)
-	}
-	switch {
-	case panicked != nil:
-		fields = append(fields, zap.Bool("allowed", false), zap.Any("panic", panicked), zap.ByteString("stack", debug.Stack()))
-	case out.review != nil:
-		resp := out.review.Response
-		fields = append(fields, zap.Bool("allowed", resp.Allowed))
-		if resp.Patch != nil {
-			fields = append(fields, zap.Int("patchBytes", len(resp.Patch)))
-		}
-		if len(resp.Warnings) > 0 {
-			fields = append(fields, zap.Strings("warnings", resp.Warnings))
-		}
-		switch {
-		case resp.Allowed:
-		case resp.Result != nil && resp.Result.Code >= http.StatusInternalServerError:
-			fields = append(fields, zap.String("error", resp.Result.Message))
-		case resp.Result != nil:
-			fields = append(fields, zap.String("message", resp.Result.Message))
-		}
-	default:
-		fields = append(fields, zap.Bool("allowed", false), zap.String("message", out.problem))
-	}
-	ce.Write(fields...)
-}
-
-// requestLevel is the level of a request's log line.
-func requestLevel(out outcome, panicked any) zapcore.Level {
-	switch {
-	case panicked != nil:
-		return zapcore.ErrorLevel
-	case out.review != nil:
-		resp := out.review.Response
-		switch {
-		case resp.Allowed:
-			return zapcore.DebugLevel
-		case resp.Result != nil && resp.Result.Code >= http.StatusInternalServerError:
-			return zapcore.ErrorLevel
-		}
-		return zapcore.InfoLevel
-	case out.code >= http.StatusInternalServerError:
-		return zapcore.ErrorLevel
-	}
-	return zapcore.InfoLevel
 }
