@@ -22,7 +22,6 @@ import (
 	"github.com/hexagonal-operator/operator/internal/adapters/profiling"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // preflightTimeout bounds how long start-up waits for the API server before
@@ -140,6 +139,7 @@ var (
 	_ health.Check             = (*leaderelection.Elector)(nil)
 	_ health.Check             = (*cache.Cache)(nil)
 	_ health.Check             = controller.StuckCheck{}
+	_ health.Check             = webhook.Readiness{}
 )
 
 func restConfig(c config.Config) (*rest.Config, error) {
@@ -164,7 +164,7 @@ func preflightChecks(cfg config.Config) fx.Option {
 // renewal and the controllers' progress for liveness.
 var healthChecks = fx.Provide(
 	fx.Annotate(func(c *cache.Cache) health.Check { return c }, fx.ResultTags(health.GroupReadyz)),
-	fx.Annotate((*webhook.Server).ReadinessCheck, fx.ResultTags(health.GroupReadyz)),
+	fx.Annotate((*webhook.Server).ReadinessCheck, fx.As(new(health.Check)), fx.ResultTags(health.GroupReadyz)),
 	fx.Annotate(func(e *leaderelection.Elector) health.Check { return e }, fx.ResultTags(health.GroupHealthz)),
 	fx.Annotate(func(p struct {
 		fx.In

@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	toolscache "k8s.io/client-go/tools/cache"
-
 )
 
 // HealthCheckName names the cache's readiness check.
@@ -66,7 +65,6 @@ type Cache struct {
 	claims    map[string]string // kind name → how its resource is cached
 	running   sync.WaitGroup    // the informers' goroutines
 }
-
 
 // New returns a cache reading through client and meta, with
 // operator_cache_objects on reg unless it is nil. It does no I/O.

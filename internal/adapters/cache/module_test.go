@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
-	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/adapters/health"
 )
 
 func TestModule(t *testing.T) {

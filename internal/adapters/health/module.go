@@ -3,7 +3,6 @@ package health
 import (
 	"go.uber.org/fx"
 	"go.uber.org/zap"
-
 )
 
 // Module serves the probes from the checks of the groups [GroupHealthz]

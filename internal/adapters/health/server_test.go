@@ -18,7 +18,6 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/health"
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 func failing(name, reason string) health.Check {

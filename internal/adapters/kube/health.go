@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-
 )
 
 // APIServerCheckName names the API server check.
@@ -44,7 +43,6 @@ type APIServerCheck struct {
 	checked time.Time
 	last    error
 }
-
 
 // NewAPIServerCheck returns the check, asking through client's discovery
 // REST client. It does no I/O.

@@ -1,6 +1,7 @@
 package kube_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +25,6 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/health"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 func TestModule(t *testing.T) {
@@ -91,7 +91,7 @@ func TestReadinessStaysOKWhileTheAPIServerCheckFails(t *testing.T) {
 		fx.Supply(zap.New(core)),
 		// Stands in for the webhook server's and the caches' checks, which
 		// the API server does not affect once synced.
-		fx.Provide(fx.Annotate(func() health.Check { return health.NewCheck("webhook", nil) }, fx.ResultTags(`group:"readyz"`))),
+		fx.Provide(fx.Annotate(func() health.Check { return health.NewCheck("webhook", func(context.Context) error { return nil }) }, fx.ResultTags(`group:"readyz"`))),
 		fx.Populate(&server, &probe, &groups),
 		fx.NopLogger,
 	)

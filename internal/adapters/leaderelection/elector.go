@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-
 )
 
 // Defaults applied by [Options] fields left zero; they are client-go's and
@@ -115,7 +114,6 @@ type Elector struct {
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the elector has returned (and released)
 }
-
 
 // New returns an elector for opts, registering its metrics on reg when
 // enabled; disabled, it is elected from the start. It does no I/O.

@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/health"
 	"github.com/hexagonal-operator/operator/internal/adapters/leaderelection"
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // fast are durations that keep the tests short and still pass validation.

@@ -8,8 +8,6 @@ import (
 	"net"
 	"strconv"
 	"time"
-
-	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // readinessTimeout bounds one self-check.
@@ -17,15 +15,16 @@ const readinessTimeout = 2 * time.Second
 
 // ReadinessCheck reports ready once the server completes a TLS handshake
 // on its own port with a certificate that is valid now.
-func (s *Server) ReadinessCheck() ports.HealthCheck { return readiness{s: s} }
+func (s *Server) ReadinessCheck() Readiness { return Readiness{s: s} }
 
-type readiness struct{ s *Server }
+// Readiness is the webhook server's readiness check.
+type Readiness struct{ s *Server }
 
-var _ ports.HealthCheck = readiness{}
+// Name is "webhook".
+func (Readiness) Name() string { return "webhook" }
 
-func (readiness) Name() string { return "webhook" }
-
-func (r readiness) Check(ctx context.Context) error {
+// Check completes a TLS handshake with the server's own port.
+func (r Readiness) Check(ctx context.Context) error {
 	addr := r.s.Addr()
 	if addr == nil {
 		return errors.New("webhook server not started")
