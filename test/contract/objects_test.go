@@ -21,8 +21,8 @@ import (
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
-	"github.com/hexagonal-operator/operator/test/portstest"
 	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/portstest"
 )
 
 // cluster is one API server with the operator's adapters on it, as the
