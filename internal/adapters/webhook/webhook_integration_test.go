@@ -188,15 +188,17 @@ func TestSelfModeThroughTheAPIServer(t *testing.T) {
 	for _, ns := range []string{"apps", app.OperatorNamespace} {
 		require.NoError(t, cp.EnsureNamespace(ctx, ns))
 	}
-	// Short lives, so the test sees serving certificates renewed every
-	// couple of seconds and a whole CA rotation within the load below.
+	// Short lives, so the test sees serving certificates renewed every few
+	// seconds and a whole CA rotation within the load below, with two
+	// seconds between a renewal and the expiry it forestalls, which a
+	// loaded machine may take to hand the new certificate over.
 	opts := certs.SelfOptions{
 		Namespace:                      app.OperatorNamespace,
 		ExtraHosts:                     []string{"127.0.0.1"},
 		MutatingWebhookConfiguration:   "mutating-webhook-configuration",
 		ValidatingWebhookConfiguration: "validating-webhook-configuration",
-		CAValidity:                     15 * time.Second,
-		CertValidity:                   3 * time.Second,
+		CAValidity:                     18 * time.Second,
+		CertValidity:                   6 * time.Second,
 		RefreshInterval:                100 * time.Millisecond,
 	}
 
