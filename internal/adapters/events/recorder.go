@@ -253,9 +253,11 @@ func (s *sink) begin() (end func()) {
 // server refused it, or the request could not be built. It tells them from
 // errors worth a retry as client-go does, by the error's type.
 func (s *sink) observe(err error, e *eventsv1.Event) {
-	switch err.(type) {
-	case *apierrors.StatusError, *rest.RequestConstructionError:
-	default:
+	var (
+		status    *apierrors.StatusError
+		construct *rest.RequestConstructionError
+	)
+	if !errors.As(err, &status) && !errors.As(err, &construct) {
 		return
 	}
 	s.dropped.WithLabelValues(DropRejected).Inc()

@@ -58,7 +58,8 @@ func Mutating[T any](h Hook, d ports.Defaulter[*T]) Hook {
 	return h
 }
 
-// Validating: see [Mutating].
+// Validating is the row h serving the validator v, as [Mutating] is for a
+// defaulter.
 func Validating[T any](h Hook, v ports.Validator[*T]) Hook {
 	h.Type, h.Admitter = ValidatingHook, &admitter[T]{res: h.Resource, ops: h.Operations, validator: v}
 	return h

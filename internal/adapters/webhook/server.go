@@ -331,7 +331,8 @@ func (s *Server) serveAdmission(h Hook) func(http.ResponseWriter, *http.Request,
 		out.code, out.review = http.StatusOK, &admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp}
 		// Allowed requests at debug (a busy cluster creates many Pods),
 		// denials at info, internal errors at error.
-		out.fields, out.level = append(facts, zap.Bool("allowed", resp.Allowed)), zapcore.InfoLevel
+		out.level = zapcore.InfoLevel
+		out.fields = append(out.fields[:len(facts)], zap.Bool("allowed", resp.Allowed))
 		if resp.Patch != nil {
 			out.fields = append(out.fields, zap.Int("patchBytes", len(resp.Patch)))
 		}
