@@ -90,9 +90,28 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 	return m, nil
 }
 
-// end records the end of a request to path begun at start.
-func (m *metrics) end(path string, start time.Time, code int) {
-	m.inFlight.WithLabelValues(path).Dec()
-	m.latency.WithLabelValues(path).Observe(time.Since(start).Seconds())
-	m.total.WithLabelValues(path, strconv.Itoa(code)).Inc()
+// pathSeries are one path's series, looked up once rather than by label
+// values on every request.
+type pathSeries struct {
+	path     string
+	total    *prometheus.CounterVec
+	ok       prometheus.Counter
+	latency  prometheus.Observer
+	inFlight prometheus.Gauge
+}
+
+func (m *metrics) forPath(path string) pathSeries {
+	return pathSeries{path: path, total: m.total, ok: m.total.WithLabelValues(path, "200"),
+		latency: m.latency.WithLabelValues(path), inFlight: m.inFlight.WithLabelValues(path)}
+}
+
+// end records the end of a request begun at start.
+func (p pathSeries) end(start time.Time, code int) {
+	p.inFlight.Dec()
+	p.latency.Observe(time.Since(start).Seconds())
+	if code == 200 {
+		p.ok.Inc()
+		return
+	}
+	p.total.WithLabelValues(p.path, strconv.Itoa(code)).Inc()
 }

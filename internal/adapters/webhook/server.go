@@ -244,39 +244,41 @@ type outcome struct {
 // handle serves one endpoint with what every endpoint shares: metrics,
 // panic recovery and one log line, msg, per request.
 func (s *Server) handle(path, msg string, panics prometheus.Counter, serve func(w http.ResponseWriter, r *http.Request, out *outcome)) http.Handler {
+	series := s.metrics.forPath(path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.metrics.inFlight.WithLabelValues(path).Inc()
+		series.inFlight.Inc()
 		start := time.Now()
 		out := &outcome{}
 		defer func() {
 			p := recover()
 			if err, ok := p.(error); ok && errors.Is(err, http.ErrAbortHandler) { // net/http's way to abort a response: let it through
-				s.metrics.end(path, start, http.StatusInternalServerError)
+				series.end(start, http.StatusInternalServerError)
 				panic(p)
 			}
-			fields := []zap.Field{zap.String("webhook", path), zap.Int("code", 0), zap.Duration("latency", time.Since(start))}
 			level := out.level
+			var extra []zap.Field
 			switch {
 			case p != nil:
 				panics.Inc()
 				out.code, level = http.StatusInternalServerError, zapcore.ErrorLevel
 				http.Error(w, "internal error", out.code)
-				fields = append(append(fields, out.fields...), zap.Any("panic", p), zap.Stack("stack"))
+				extra = []zap.Field{zap.Any("panic", p), zap.Stack("stack")}
 			case out.review == nil:
 				http.Error(w, out.problem, out.code)
 				level = zapcore.InfoLevel
 				if out.code >= http.StatusInternalServerError {
 					level = zapcore.ErrorLevel
 				}
-				fields = append(append(fields, out.fields...), zap.String("message", out.problem))
+				extra = []zap.Field{zap.String("message", out.problem)}
 			default:
 				out.code = writeJSON(w, out.code, out.review)
-				fields = append(fields, out.fields...)
 			}
-			s.metrics.end(path, start, out.code)
-			fields[1] = zap.Int("code", out.code)
+			series.end(start, out.code)
+			// The line's fields are built only when it is written: an
+			// allowed review logs at debug, off in production.
 			if ce := s.log.Check(level, msg); ce != nil {
-				ce.Write(fields...)
+				fields := append([]zap.Field{zap.String("webhook", path), zap.Int("code", out.code), zap.Duration("latency", time.Since(start))}, out.fields...)
+				ce.Write(append(fields, extra...)...)
 			}
 		}()
 		serve(w, r, out)
