@@ -239,7 +239,14 @@ type outcome struct {
 	review  any
 	level   zapcore.Level // of the log line of a review
 	fields  []zap.Field   // what the log line says of the request
+	// describe, when set, adds to fields; called only when the line is
+	// written.
+	describe func() []zap.Field
 }
+
+// notAllowed is the log field of a review that got no answer; shared, never
+// modified.
+var notAllowed = []zap.Field{zap.Bool("allowed", false)}
 
 // handle serves one endpoint with what every endpoint shares: metrics,
 // panic recovery and one log line, msg, per request.
@@ -278,6 +285,9 @@ func (s *Server) handle(path, msg string, panics prometheus.Counter, serve func(
 			// allowed review logs at debug, off in production.
 			if ce := s.log.Check(level, msg); ce != nil {
 				fields := append([]zap.Field{zap.String("webhook", path), zap.Int("code", out.code), zap.Duration("latency", time.Since(start))}, out.fields...)
+				if out.describe != nil {
+					fields = append(fields, out.describe()...)
+				}
 				ce.Write(append(fields, extra...)...)
 			}
 		}()
@@ -291,7 +301,7 @@ func (s *Server) handle(path, msg string, panics prometheus.Counter, serve func(
 func (s *Server) serveAdmission(h Hook) func(http.ResponseWriter, *http.Request, *outcome) {
 	timeout := time.Duration(h.TimeoutSeconds) * time.Second
 	return func(w http.ResponseWriter, r *http.Request, out *outcome) {
-		out.fields = []zap.Field{zap.Bool("allowed", false)}
+		out.fields = notAllowed
 		body, ok := s.readBody(w, r, s.opts.MaxRequestBytes, "an admission.k8s.io/v1 AdmissionReview", out)
 		if !ok {
 			return
@@ -310,15 +320,8 @@ func (s *Server) serveAdmission(h Hook) func(http.ResponseWriter, *http.Request,
 			out.code, out.problem = http.StatusBadRequest, "AdmissionReview without a request"
 			return
 		}
-		facts := []zap.Field{
-			zap.String("uid", string(req.UID)),
-			zap.String("kind", req.Kind.Kind),
-			zap.String("namespace", req.Namespace),
-			zap.String("name", req.Name),
-			zap.String("operation", string(req.Operation)),
-			zap.String("user", req.UserInfo.Username),
-		}
-		out.fields = append(facts, out.fields...)
+		out.fields = nil
+		out.describe = func() []zap.Field { return append(requestFields(req), notAllowed...) }
 		if req.UID == "" {
 			out.code, out.problem = http.StatusBadRequest, "AdmissionReview request without a uid"
 			return
@@ -333,23 +336,46 @@ func (s *Server) serveAdmission(h Hook) func(http.ResponseWriter, *http.Request,
 		out.code, out.review = http.StatusOK, &admissionv1.AdmissionReview{TypeMeta: review.TypeMeta, Response: resp}
 		// Allowed requests at debug (a busy cluster creates many Pods),
 		// denials at info, internal errors at error.
-		out.level = zapcore.InfoLevel
-		out.fields = append(out.fields[:len(facts)], zap.Bool("allowed", resp.Allowed))
-		if resp.Patch != nil {
-			out.fields = append(out.fields, zap.Int("patchBytes", len(resp.Patch)))
-		}
-		if len(resp.Warnings) > 0 {
-			out.fields = append(out.fields, zap.Strings("warnings", resp.Warnings))
-		}
 		switch {
 		case resp.Allowed:
 			out.level = zapcore.DebugLevel
 		case resp.Result != nil && resp.Result.Code >= http.StatusInternalServerError:
-			out.fields, out.level = append(out.fields, zap.String("error", resp.Result.Message)), zapcore.ErrorLevel
-		case resp.Result != nil:
-			out.fields = append(out.fields, zap.String("message", resp.Result.Message))
+			out.level = zapcore.ErrorLevel
+		default:
+			out.level = zapcore.InfoLevel
 		}
+		out.describe = func() []zap.Field { return responseFields(req, resp) }
 	}
+}
+
+// requestFields are what a review's log line says of its request.
+func requestFields(req *admissionv1.AdmissionRequest) []zap.Field {
+	return []zap.Field{
+		zap.String("uid", string(req.UID)),
+		zap.String("kind", req.Kind.Kind),
+		zap.String("namespace", req.Namespace),
+		zap.String("name", req.Name),
+		zap.String("operation", string(req.Operation)),
+		zap.String("user", req.UserInfo.Username),
+	}
+}
+
+// responseFields add what the answer was.
+func responseFields(req *admissionv1.AdmissionRequest, resp *admissionv1.AdmissionResponse) []zap.Field {
+	fields := append(requestFields(req), zap.Bool("allowed", resp.Allowed))
+	if resp.Patch != nil {
+		fields = append(fields, zap.Int("patchBytes", len(resp.Patch)))
+	}
+	if len(resp.Warnings) > 0 {
+		fields = append(fields, zap.Strings("warnings", resp.Warnings))
+	}
+	switch {
+	case resp.Result != nil && resp.Result.Code >= http.StatusInternalServerError:
+		fields = append(fields, zap.String("error", resp.Result.Message))
+	case !resp.Allowed && resp.Result != nil:
+		fields = append(fields, zap.String("message", resp.Result.Message))
+	}
+	return fields
 }
 
 // leased gives each request a lease on the budget, carried by its body for
