@@ -171,8 +171,8 @@ func TestHostileAddressDoesNotStarveTheAPIServer(t *testing.T) {
 		// end its connections in the middle of the phase.
 		window = phase + 12*time.Second
 		// 5x the highest p99 of Pod creates under the flood in the runs
-		// docs/reliability.md tabulates (96 ms); before the share, the
-		// flood made every one fail.
+		// docs/reliability.md tabulates; before the share, the flood made
+		// every one fail.
 		p99Limit = 480 * time.Millisecond
 	)
 	cp := controlplane.StartT(t, controlplane.Options{})
