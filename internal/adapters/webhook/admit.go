@@ -164,13 +164,44 @@ func withPatch(resp *admissionv1.AdmissionResponse, ops []jsonpatch.Operation) *
 	if len(ops) == 0 {
 		return resp
 	}
-	patch, err := json.Marshal(ops)
+	patch, err := encodePatch(ops)
 	if err != nil {
 		return errored(http.StatusInternalServerError, fmt.Errorf("encode patch: %w", err))
 	}
 	pt := admissionv1.PatchTypeJSONPatch
 	resp.Patch, resp.PatchType = patch, &pt
 	return resp
+}
+
+// encodePatch spells ops as jsonpatch.Operation's own encoding does ("value"
+// kept for every add and replace, null included) in one pass: that encoding
+// marshals each operation on its own, through encoding/json.
+func encodePatch(ops []jsonpatch.Operation) ([]byte, error) {
+	st := encodeConfig.BorrowStream(nil)
+	defer encodeConfig.ReturnStream(st)
+	st.WriteArrayStart()
+	for i, op := range ops {
+		if i > 0 {
+			st.WriteMore()
+		}
+		st.WriteObjectStart()
+		st.WriteObjectField("op")
+		st.WriteString(op.Operation)
+		st.WriteMore()
+		st.WriteObjectField("path")
+		st.WriteString(op.Path)
+		if op.Value != nil || op.Operation == "add" || op.Operation == "replace" {
+			st.WriteMore()
+			st.WriteObjectField("value")
+			st.WriteVal(op.Value)
+		}
+		st.WriteObjectEnd()
+	}
+	st.WriteArrayEnd()
+	if st.Error != nil {
+		return nil, st.Error
+	}
+	return slices.Clone(st.Buffer()), nil
 }
 
 // decodeObjects decodes the request's object (required on CREATE and

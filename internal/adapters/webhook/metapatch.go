@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -63,7 +62,7 @@ func mapPatch(path string, before, after map[string]string) ([]jsonpatch.Operati
 		return []jsonpatch.Operation{{Operation: "add", Path: path, Value: value}}, true
 	}
 	var ops []jsonpatch.Operation
-	for _, k := range slices.Sorted(maps.Keys(after)) {
+	for _, k := range sortedKeys(after) {
 		switch old, had := before[k]; {
 		case !had:
 			ops = append(ops, jsonpatch.Operation{Operation: "add", Path: path + "/" + escapePointer(k), Value: after[k]})
@@ -71,12 +70,23 @@ func mapPatch(path string, before, after map[string]string) ([]jsonpatch.Operati
 			ops = append(ops, jsonpatch.Operation{Operation: "replace", Path: path + "/" + escapePointer(k), Value: after[k]})
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(before)) {
+	for _, k := range sortedKeys(before) {
 		if _, keep := after[k]; !keep {
 			ops = append(ops, jsonpatch.Operation{Operation: "remove", Path: path + "/" + escapePointer(k)})
 		}
 	}
 	return ops, true
+}
+
+// sortedKeys are m's keys in order, in one allocation (slices.Sorted grows
+// its slice as the iterator yields).
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // escapePointer escapes a JSON pointer token (RFC 6901).

@@ -239,14 +239,26 @@ type outcome struct {
 	review  any
 	level   zapcore.Level // of the log line of a review
 	fields  []zap.Field   // what the log line says of the request
-	// describe, when set, adds to fields; called only when the line is
-	// written.
-	describe func() []zap.Field
+	// The admission request and its answer, once known: their log fields
+	// are built only when the line is written.
+	req  *admissionv1.AdmissionRequest
+	resp *admissionv1.AdmissionResponse
 }
 
 // notAllowed is the log field of a review that got no answer; shared, never
 // modified.
 var notAllowed = []zap.Field{zap.Bool("allowed", false)}
+
+// logFields is what the log line says of the request.
+func (o *outcome) logFields() []zap.Field {
+	switch {
+	case o.resp != nil:
+		return responseFields(o.req, o.resp)
+	case o.req != nil:
+		return append(requestFields(o.req), notAllowed...)
+	}
+	return o.fields
+}
 
 // handle serves one endpoint with what every endpoint shares: metrics,
 // panic recovery and one log line, msg, per request.
@@ -284,10 +296,7 @@ func (s *Server) handle(path, msg string, panics prometheus.Counter, serve func(
 			// The line's fields are built only when it is written: an
 			// allowed review logs at debug, off in production.
 			if ce := s.log.Check(level, msg); ce != nil {
-				fields := append([]zap.Field{zap.String("webhook", path), zap.Int("code", out.code), zap.Duration("latency", time.Since(start))}, out.fields...)
-				if out.describe != nil {
-					fields = append(fields, out.describe()...)
-				}
+				fields := append([]zap.Field{zap.String("webhook", path), zap.Int("code", out.code), zap.Duration("latency", time.Since(start))}, out.logFields()...)
 				ce.Write(append(fields, extra...)...)
 			}
 		}()
@@ -320,8 +329,7 @@ func (s *Server) serveAdmission(h Hook) func(http.ResponseWriter, *http.Request,
 			out.code, out.problem = http.StatusBadRequest, "AdmissionReview without a request"
 			return
 		}
-		out.fields = nil
-		out.describe = func() []zap.Field { return append(requestFields(req), notAllowed...) }
+		out.req = req
 		if req.UID == "" {
 			out.code, out.problem = http.StatusBadRequest, "AdmissionReview request without a uid"
 			return
@@ -344,7 +352,7 @@ func (s *Server) serveAdmission(h Hook) func(http.ResponseWriter, *http.Request,
 		default:
 			out.level = zapcore.InfoLevel
 		}
-		out.describe = func() []zap.Field { return responseFields(req, resp) }
+		out.resp = resp
 	}
 }
 
