@@ -79,20 +79,21 @@
 //     when the Pod was deleted (matched by resourceVersion, see chaos.go);
 //     late-p50, late-p99 and late-max summarise them and early counts
 //     negative ones, Pods stopped before their time, which must be 0.
-//   - scale: at each N of --scale-n, N ReplicaSets each controlling one
-//     Pod (created at c=64, the Pods through the Pod webhooks of a first
-//     process of the --operator binary, whichever binary is measured;
-//     create is how long the 2N creates took), all there before the
+//   - scale: at each size of --scale-n, N ReplicaSets each controlling one
+//     Pod, or K for a size spelled NxK (created at c=64, the Pods through
+//     the Pod webhooks of a first process of the --operator binary,
+//     whichever binary is measured; create is how long the creates took;
+//     pods is how many), all there before the
 //     measured process starts with --controllers=replicaset. list is one
 //     metadata-only list of the ReplicaSets and one of the Pods by the
 //     driver before the process starts, the API server's share of any
 //     cache's start-up. ready and
 //     labeled as for memory (every ReplicaSet is then listed and checked);
 //     written, ceiling and ratio as for rs-backlog, with N PATCHes and N
-//     Events; rss and heap as for memory; per-object is heap / 2N; op-cpu
-//     and cp-cpu from process start until written.
-//     One line per N (and binary). --plot draws labeled and ceiling, rss
-//     and heap against N as an SVG.
+//     Events; rss and heap as for memory; per-object is heap / (N + pods);
+//     op-cpu and cp-cpu from process start until written.
+//     One line per size (and binary). --plot draws labeled and ceiling, rss
+//     and heap against the objects cached as an SVG.
 //
 // # Flags
 //
@@ -107,9 +108,10 @@
 //	--timeout=5m              how long a workload waits for convergence
 //	--scale=1                 multiplies every object and request count
 //	--warmup=true             one unmeasured run at a tenth of the scale first
-//	                          (for scale, before its first N only)
-//	--scale-n=10000,30000     the counts of the scale workload; 100000
-//	                          takes long and much memory on a small machine
+//	                          (for scale, before its first size only)
+//	--scale-n=10000,30000     the sizes of the scale workload (N, or NxK for K
+//	                          Pods per ReplicaSet); 100000 or 50000x3 take
+//	                          long and much memory on a small machine
 //	--plot=docs/scale.svg     write the scale workload's plot there
 //
 // # Reading the output

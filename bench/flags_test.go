@@ -31,18 +31,19 @@ func TestParseFlags(t *testing.T) {
 		{name: "one binary", args: []string{"--operator=" + a}, check: func(t *testing.T, o options) {
 			assert.Equal(t, a, o.operator)
 			assert.Empty(t, o.ab)
-			assert.Equal(t, []int{10000, 30000}, o.scaleN)
+			assert.Equal(t, []scaleSize{{10000, 1}, {30000, 1}}, o.scaleN)
 		}},
 		{name: "several to compare, in order", args: []string{"--operator=" + a, "--ab=" + c + ", " + b}, check: func(t *testing.T, o options) {
 			assert.Equal(t, []string{c, b}, o.ab)
 		}},
-		{name: "scale counts", args: []string{"--operator=" + a, "--workloads=scale", "--scale-n=100,2000"}, check: func(t *testing.T, o options) {
-			assert.Equal(t, []int{100, 2000}, o.scaleN)
+		{name: "scale sizes", args: []string{"--operator=" + a, "--workloads=scale", "--scale-n=100,2000x3"}, check: func(t *testing.T, o options) {
+			assert.Equal(t, []scaleSize{{100, 1}, {2000, 3}}, o.scaleN)
 			assert.Equal(t, []string{"scale"}, o.workloads)
 		}},
 		{name: "a binary to compare that is not there", args: []string{"--operator=" + a, "--ab=" + b + "," + filepath.Join(dir, "missing")}, wantErr: "missing"},
 		{name: "a binary that cannot run", args: []string{"--operator=" + notExecutable}, wantErr: "plain"},
 		{name: "a bad scale count", args: []string{"--operator=" + a, "--scale-n=10,ten"}, wantErr: `"ten" is not a positive count`},
+		{name: "a bad count of Pods per ReplicaSet", args: []string{"--operator=" + a, "--scale-n=10x0"}, wantErr: `"10x0" is not a positive count of Pods per ReplicaSet`},
 		{name: "a plot without the scale workload", args: []string{"--operator=" + a, "--workloads=memory", "--plot=x.svg"}, wantErr: "--plot"},
 		{name: "a chaos interval", args: []string{"--operator=" + a, "--chaos-interval=2s"}, check: func(t *testing.T, o options) {
 			assert.Equal(t, 2*time.Second, o.chaosInterval)

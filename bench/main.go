@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -29,9 +28,9 @@ type options struct {
 	timeout       time.Duration
 	scale         float64
 	warmup        bool
-	// scaleN are the object counts of the scale workload, one measured
-	// point each (before --scale applies).
-	scaleN []int
+	// scaleN are the sizes of the scale workload, one measured point each
+	// (before --scale applies).
+	scaleN []scaleSize
 	// plot is where the scale workload's SVG goes; empty for none.
 	plot string
 	// command is the invocation, for the plot's caption.
@@ -44,14 +43,14 @@ type workload struct {
 	name string
 	run  func(ctx context.Context, e *env, bin, label string) (result, error)
 	// perN, instead of run, measures at each count of --scale-n in turn.
-	perN func(ctx context.Context, e *env, bin, label string, n int) (result, error)
+	perN func(ctx context.Context, e *env, bin, label string, size scaleSize) (result, error)
 }
 
 // job is one line of output: a workload, or the scale workload at one N.
 type job struct {
 	workload
-	n    int  // the scale workload's N; 0 for the others
-	warm bool // warm up before it (the scale workload only before its first N)
+	size scaleSize // the scale workload's size; zero for the others
+	warm bool      // warm up before it (the scale workload only before its first N)
 }
 
 // workloads in the order they run and print.
@@ -110,7 +109,7 @@ func parseFlags(args []string) (options, error) {
 	fs.Float64Var(&opts.scale, "scale", 1, "multiplies every object and request count (e.g. 0.1 for a quick check)")
 	fs.BoolVar(&opts.warmup, "warmup", true, "run each workload once at a tenth of its scale, unmeasured, before its measured runs")
 	var scaleN string
-	fs.StringVar(&scaleN, "scale-n", "10000,30000", "comma-separated ReplicaSet counts of the scale workload (each owns one Pod)")
+	fs.StringVar(&scaleN, "scale-n", "10000,30000", "comma-separated sizes of the scale workload: N ReplicaSets each owning one Pod, or NxK each owning K")
 	fs.StringVar(&opts.plot, "plot", "", "write an SVG plot of the scale workload's figures against N to this file")
 	if err := fs.Parse(args); err != nil {
 		return opts, err
@@ -124,11 +123,11 @@ func parseFlags(args []string) (options, error) {
 		if v == "" {
 			continue
 		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return opts, fmt.Errorf("--scale-n: %q is not a positive count", v)
+		size, err := parseScaleSize(v)
+		if err != nil {
+			return opts, fmt.Errorf("--scale-n: %w", err)
 		}
-		opts.scaleN = append(opts.scaleN, n)
+		opts.scaleN = append(opts.scaleN, size)
 	}
 	for _, n := range strings.Split(names, ",") {
 		n = strings.TrimSpace(n)
@@ -252,7 +251,7 @@ func run(ctx context.Context, opts options) error {
 				return fmt.Errorf("%s: %w", w.name, err)
 			}
 		}
-		if w.n > 0 {
+		if w.size.replicaSets > 0 {
 			for b := range binaries {
 				scalePoints[b] = append(scalePoints[b], medians[b])
 			}
@@ -267,7 +266,7 @@ func run(ctx context.Context, opts options) error {
 				fmt.Printf("%-16s  %-4s %s\n", w.name, l+"/A", ratioOfResults(medians[0], medians[b]))
 			}
 		}
-		if w.n > 0 && opts.plot != "" {
+		if w.size.replicaSets > 0 && opts.plot != "" {
 			// Drawn after every point, so an interrupted run keeps a plot
 			// of the points it measured.
 			series := make([]scaleSeries, len(binaries))
@@ -297,8 +296,8 @@ func jobs(opts options) []job {
 			out = append(out, job{workload: w, warm: true})
 			continue
 		}
-		for i, n := range opts.scaleN {
-			out = append(out, job{workload: w, n: n, warm: i == 0})
+		for i, size := range opts.scaleN {
+			out = append(out, job{workload: w, size: size, warm: i == 0})
 		}
 	}
 	return out
@@ -307,7 +306,7 @@ func jobs(opts options) []job {
 // runOnce measures one binary once.
 func (j job) runOnce(ctx context.Context, e *env, bin, label string) (result, error) {
 	if j.perN != nil {
-		return j.perN(ctx, e, bin, label, j.n)
+		return j.perN(ctx, e, bin, label, j.size)
 	}
 	return j.run(ctx, e, bin, label)
 }

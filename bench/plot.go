@@ -13,10 +13,11 @@ import (
 	"time"
 )
 
-// scalePoint is what one binary measured at one N of the scale workload:
-// times in seconds, sizes in bytes.
+// scalePoint is what one binary measured at one size of the scale
+// workload: objects cached (ReplicaSets and Pods), times in seconds, sizes
+// in bytes.
 type scalePoint struct {
-	n, labeled, ceiling, rss, heap float64
+	objects, labeled, ceiling, rss, heap float64
 }
 
 // scaleSeries is one binary's points, named after the binary.
@@ -72,14 +73,14 @@ func writeScalePlot(w io.Writer, series []scaleSeries, at time.Time, invocation 
 	sorted := make([]scaleSeries, len(series))
 	for i, s := range series {
 		pts := slices.Clone(s.points)
-		slices.SortFunc(pts, func(a, b scalePoint) int { return int(a.n - b.n) })
+		slices.SortFunc(pts, func(a, b scalePoint) int { return int(a.objects - b.objects) })
 		sorted[i] = scaleSeries{name: s.name, points: pts}
 	}
 	panels := []panel{
 		{
 			title:   "(a) start to all labeled, and the ceiling",
 			yLabel:  "seconds",
-			metrics: [2]string{"all labeled", "ceiling (N direct PATCHes)"},
+			metrics: [2]string{"all labeled", "ceiling (a direct PATCH per ReplicaSet)"},
 			values:  func(p scalePoint) [2]float64 { return [2]float64{p.labeled, p.ceiling} },
 			unit:    "s",
 		},
@@ -101,7 +102,7 @@ func writeScalePlot(w io.Writer, series []scaleSeries, at time.Time, invocation 
 	for i, p := range panels {
 		drawPanel(&b, p, sorted, float64(i*plotPanelW))
 	}
-	caption := fmt.Sprintf("scale workload, medians per N; measured %s", at.UTC().Format("2006-01-02 15:04 MST"))
+	caption := fmt.Sprintf("scale workload, medians per size; measured %s", at.UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11">%s</text>`+"\n", plotPanelH+18, esc(caption))
 	for i, line := range command {
 		fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11" font-family="monospace">%s</text>`+"\n", plotPanelH+34+14*i, esc(line))
@@ -118,7 +119,7 @@ func drawPanel(b *strings.Builder, p panel, series []scaleSeries, x0 float64) {
 	var maxX, maxY float64
 	for _, s := range series {
 		for _, pt := range s.points {
-			maxX = max(maxX, pt.n)
+			maxX = max(maxX, pt.objects)
 			v := p.values(pt)
 			maxY = max(maxY, v[0], v[1])
 		}
@@ -148,7 +149,7 @@ func drawPanel(b *strings.Builder, p panel, series []scaleSeries, x0 float64) {
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, top+h+16, tickLabel(v))
 	}
 	fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#333"/>`+"\n", left, top, w, h)
-	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">N: ReplicaSets, each owning one Pod (2N objects cached)</text>`+"\n", left+w/2, top+h+36)
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">objects cached: ReplicaSets and the Pods they own</text>`+"\n", left+w/2, top+h+36)
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" transform="rotate(-90 %.1f %.1f)">%s</text>`+"\n", x0+16, top+h/2, x0+16, top+h/2, esc(p.yLabel))
 
 	// Lines and points, then the legend in the upper left corner.
@@ -162,7 +163,7 @@ func drawPanel(b *strings.Builder, p panel, series []scaleSeries, x0 float64) {
 			name := s.name + ": " + p.metrics[m]
 			coords := make([]string, len(s.points))
 			for k, pt := range s.points {
-				coords[k] = fmt.Sprintf("%.1f,%.1f", px(pt.n), py(p.values(pt)[m]))
+				coords[k] = fmt.Sprintf("%.1f,%.1f", px(pt.objects), py(p.values(pt)[m]))
 			}
 			fmt.Fprintf(b, `<g class="series" data-name="%s">`+"\n", esc(name))
 			fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(coords, " "), color, dash)
@@ -172,8 +173,8 @@ func drawPanel(b *strings.Builder, p panel, series []scaleSeries, x0 float64) {
 				if m == 1 {
 					fill = "white"
 				}
-				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s, N=%.0f: %s %s</title></circle>`+"\n",
-					px(pt.n), py(v), fill, color, esc(name), pt.n, strconv.FormatFloat(v, 'f', 2, 64), p.unit)
+				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s, %.0f objects: %s %s</title></circle>`+"\n",
+					px(pt.objects), py(v), fill, color, esc(name), pt.objects, strconv.FormatFloat(v, 'f', 2, 64), p.unit)
 			}
 			b.WriteString("</g>\n")
 			ly := top + 14 + float64(2*i+m)*16

@@ -15,12 +15,12 @@ import (
 func TestScalePlotIsWellFormedAndHoldsEverySeriesAndPoint(t *testing.T) {
 	series := []scaleSeries{
 		{name: "operator", points: []scalePoint{
-			{n: 30000, labeled: 41.5, ceiling: 30.2, rss: 300 << 20, heap: 150 << 20},
-			{n: 10000, labeled: 12.1, ceiling: 9.8, rss: 120 << 20, heap: 60 << 20},
+			{objects: 60000, labeled: 41.5, ceiling: 30.2, rss: 300 << 20, heap: 150 << 20},
+			{objects: 20000, labeled: 12.1, ceiling: 9.8, rss: 120 << 20, heap: 60 << 20},
 		}},
 		{name: "crbaseline-tuned", points: []scalePoint{
-			{n: 10000, labeled: 15.3, ceiling: 9.9, rss: 160 << 20, heap: 80 << 20},
-			{n: 30000, labeled: 50.7, ceiling: 31.0, rss: 420 << 20, heap: 210 << 20},
+			{objects: 20000, labeled: 15.3, ceiling: 9.9, rss: 160 << 20, heap: 80 << 20},
+			{objects: 60000, labeled: 50.7, ceiling: 31.0, rss: 420 << 20, heap: 210 << 20},
 		}},
 	}
 	command := `go run ./bench --workloads=scale --plot=docs/scale.svg --operator=a&b <c>`
@@ -66,7 +66,7 @@ func TestScalePlotIsWellFormedAndHoldsEverySeriesAndPoint(t *testing.T) {
 	// Two panels, two metrics each, for both binaries: 8 series of 2 points.
 	want := map[string]int{}
 	for _, s := range []string{"operator", "crbaseline-tuned"} {
-		for _, m := range []string{"all labeled", "ceiling (N direct PATCHes)", "RSS", "Go heap in use"} {
+		for _, m := range []string{"all labeled", "ceiling (a direct PATCH per ReplicaSet)", "RSS", "Go heap in use"} {
 			want[s+": "+m] = 2
 		}
 	}
@@ -75,8 +75,8 @@ func TestScalePlotIsWellFormedAndHoldsEverySeriesAndPoint(t *testing.T) {
 	for name := range want {
 		require.Contains(t, all, name, "legend entry")
 	}
-	require.Contains(t, all, "operator: all labeled, N=30000: 41.50 s")
-	require.Contains(t, all, "crbaseline-tuned: RSS, N=10000: 160.00 MiB")
+	require.Contains(t, all, "operator: all labeled, 60000 objects: 41.50 s")
+	require.Contains(t, all, "crbaseline-tuned: RSS, 20000 objects: 160.00 MiB")
 	require.Contains(t, all, "2026-12-05 03:00 UTC")
 	require.Contains(t, all, command, "the command, unescaped after decoding")
 	require.Contains(t, all, "30k", "N tick labels")

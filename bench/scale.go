@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -12,14 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// scale: N ReplicaSets, each controlling one Pod, all there before the
-// operator starts, at each N of --scale-n: how start-up, convergence and
-// memory grow with the cluster. There is no kube-controller-manager, so the
+// scale: N ReplicaSets, each controlling one Pod (K with a size spelled
+// NxK), all there before the operator starts, at each size of --scale-n:
+// how start-up, convergence and memory grow with the cluster. There is no kube-controller-manager, so the
 // Pods are created here with controller owner references, as the
 // ReplicaSet controller would; they pass the operator's Pod webhooks, which
 // a first process of the --operator binary (chaospod controller only)
 // serves while they are created, whichever binary is measured, so every
-// binary meets the same objects. create is how long the 2N creates took
+// binary meets the same objects. create is how long the creates took
 // (the seeding process's start not included); list is one metadata-only
 // list of the ReplicaSets and one of the Pods, before the operator starts:
 // the API server's least time before any cache of them is ready.
@@ -30,11 +32,13 @@ import (
 // straight to the API server as rs-backlog sends them; ratio = written /
 // ceiling. rss
 // and heap are read as the memory workload reads them, once settled;
-// per-object is heap / 2N, the cached ReplicaSets and Pods together.
+// per-object is heap / (N + pods), the cached ReplicaSets and Pods
+// together.
 // op-cpu and cp-cpu are from process start until written.
-func runScale(ctx context.Context, e *env, bin, label string, base int) (_ result, err error) {
+func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (_ result, err error) {
 	const createConcurrency, patchConcurrency = 64, 32
-	n := e.opts.n(base)
+	n := e.opts.n(size.replicaSets)
+	pods := n * size.podsPer
 	ns, cleanup, err := e.scratch(ctx, "scale", label)
 	if err != nil {
 		return nil, err
@@ -52,12 +56,12 @@ func runScale(ctx context.Context, e *env, bin, label string, base int) (_ resul
 	}
 	rsCreated := time.Since(began)
 	logf("scale: %d ReplicaSets created in %s", n, rsCreated.Round(100*time.Millisecond))
-	podsCreated, err := e.seedPods(ctx, e.opts.operator, "scale", ns, owners, n, createConcurrency)
+	podsCreated, err := e.seedPods(ctx, e.opts.operator, "scale", ns, owners, pods, createConcurrency)
 	if err != nil {
 		return nil, err
 	}
 	created := rsCreated + podsCreated
-	listed, err := e.listMetadata(ctx, ns, n)
+	listed, err := e.listMetadata(ctx, ns, n, pods)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +128,7 @@ func runScale(ctx context.Context, e *env, bin, label string, base int) (_ resul
 	written := max(labeled, writtenAt.Sub(op.started))
 	return append(result{
 		paramOf("n", n),
+		paramOf("pods", pods),
 		durationOf("create", created),
 		durationOf("list", listed),
 		durationOf("ready", ready),
@@ -134,8 +139,28 @@ func runScale(ctx context.Context, e *env, bin, label string, base int) (_ resul
 		countOf("events", events),
 		bytesOf("rss", rss),
 		bytesOf("heap", int64(heap)),
-		sizeOf("per-object", heap/float64(2*n)),
+		sizeOf("per-object", heap/float64(n+pods)),
 	}, spent...), nil
+}
+
+// scaleSize is one point of the scale workload: replicaSets ReplicaSets,
+// each controlling podsPer Pods.
+type scaleSize struct{ replicaSets, podsPer int }
+
+// parseScaleSize reads N (one Pod each) or NxK.
+func parseScaleSize(v string) (scaleSize, error) {
+	n, k, perSet := strings.Cut(v, "x")
+	size := scaleSize{podsPer: 1}
+	var err error
+	if size.replicaSets, err = strconv.Atoi(n); err != nil || size.replicaSets < 1 {
+		return size, fmt.Errorf("%q is not a positive count", v)
+	}
+	if perSet {
+		if size.podsPer, err = strconv.Atoi(k); err != nil || size.podsPer < 1 {
+			return size, fmt.Errorf("%q is not a positive count of Pods per ReplicaSet", v)
+		}
+	}
+	return size, nil
 }
 
 // scaleSeriesOf turns one binary's scale results into plot points.
@@ -143,7 +168,7 @@ func scaleSeriesOf(name string, results []result) scaleSeries {
 	s := scaleSeries{name: name}
 	for _, r := range results {
 		s.points = append(s.points, scalePoint{
-			n:       r.value("n"),
+			objects: r.value("n") + r.value("pods"),
 			labeled: r.value("labeled"),
 			ceiling: r.value("ceiling"),
 			rss:     r.value("rss"),
@@ -182,22 +207,25 @@ func (e *env) verifyLabeled(ctx context.Context, ns string, n int) error {
 	return nil
 }
 
-// listMetadata times one metadata-only list of the N ReplicaSets and one
-// of the N Pods of ns, one after the other, as an informer's first list
+// listMetadata times one metadata-only list of the n ReplicaSets and one
+// of the pods Pods of ns, one after the other, as an informer's first list
 // asks for them: the least the API server needs before any cache of them
 // can be ready.
-func (e *env) listMetadata(ctx context.Context, ns string, n int) (time.Duration, error) {
+func (e *env) listMetadata(ctx context.Context, ns string, n, pods int) (time.Duration, error) {
 	began := time.Now()
-	for _, resource := range []schema.GroupVersionResource{
-		appsv1.SchemeGroupVersion.WithResource("replicasets"),
-		corev1.SchemeGroupVersion.WithResource("pods"),
+	for _, l := range []struct {
+		resource schema.GroupVersionResource
+		want     int
+	}{
+		{appsv1.SchemeGroupVersion.WithResource("replicasets"), n},
+		{corev1.SchemeGroupVersion.WithResource("pods"), pods},
 	} {
-		list, err := e.meta.Resource(resource).Namespace(ns).List(ctx, metav1.ListOptions{})
+		list, err := e.meta.Resource(l.resource).Namespace(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return 0, fmt.Errorf("list %s in %s: %w", resource.Resource, ns, err)
+			return 0, fmt.Errorf("list %s in %s: %w", l.resource.Resource, ns, err)
 		}
-		if len(list.Items) != n {
-			return 0, fmt.Errorf("%s lists %d %s, want %d", ns, len(list.Items), resource.Resource, n)
+		if len(list.Items) != l.want {
+			return 0, fmt.Errorf("%s lists %d %s, want %d", ns, len(list.Items), l.resource.Resource, l.want)
 		}
 	}
 	return time.Since(began), nil
