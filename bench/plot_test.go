@@ -79,7 +79,7 @@ func TestScalePlotIsWellFormedAndHoldsEverySeriesAndPoint(t *testing.T) {
 	require.Contains(t, all, "crbaseline-tuned: RSS, 20000 objects: 160.00 MiB")
 	require.Contains(t, all, "2026-12-05 03:00 UTC")
 	require.Contains(t, all, command, "the command, unescaped after decoding")
-	require.Contains(t, all, "30k", "N tick labels")
+	require.Contains(t, all, "60k", "tick labels of the objects cached")
 }
 
 func TestNiceStep(t *testing.T) {
