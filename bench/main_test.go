@@ -50,5 +50,5 @@ func TestEveryWorkloadRunsAtATinyScale(t *testing.T) {
 	require.NoError(t, run(ctx, opts))
 	svg, err := os.ReadFile(plot)
 	require.NoError(t, err)
-	require.Contains(t, string(svg), "N=100:", "the scale workload's point")
+	require.Contains(t, string(svg), "200 objects:", "the scale workload's point")
 }
