@@ -31,8 +31,9 @@ const chaosGrace = 2 * time.Second
 // random 10 s or 20 s life (or, with --chaos-interval, v2 ChaosPods with
 // that spec.stop.interval), watched for --chaos-duration. created and
 // deleted are Pod watch events per second in the window. Every stop due
-// in the window (each spec.nextStop up to its end that a ChaosPod
-// carried) must be observed: the watches read on after the window until
+// in the window (each spec.nextStop up to its end that a ChaosPod carried
+// once a Pod was started for it: the defaulter's nextStop at creation is
+// replaced when the first Pod starts) must be observed: the watches read on after the window until
 // each is, for up to --timeout, and fail naming how many never were; one
 // at least must fall due. For every deletion seen in the window, and every
 // later one whose stop was due in it, the lateness is when the Pod watch
@@ -136,7 +137,7 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 			if err != nil {
 				return nil, err
 			}
-			return nil, fmt.Errorf("%d stops due in the %s window not seen %s after it", missing, dur, e.opts.timeout)
+			return nil, fmt.Errorf("%d stops due in the %s window not seen %s after it; the first:\n%s", missing, dur, e.opts.timeout, strings.Join(obs.unmatched, "\n"))
 		case <-alive.C:
 			if err := op.alive(); err != nil {
 				return nil, err
@@ -150,7 +151,7 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 	case err != nil:
 		return nil, err
 	case missing > 0:
-		return nil, fmt.Errorf("%d stops due in the %s window not seen", missing, dur)
+		return nil, fmt.Errorf("%d stops due in the %s window not seen; the first:\n%s", missing, dur, strings.Join(obs.unmatched, "\n"))
 	case len(due) == 0 && label != "warmup":
 		// A warm-up's shorter window may end before any stop with v1's
 		// random lives; a measured run without one measured nothing.
@@ -247,6 +248,10 @@ func (e *env) createChaosPod(ctx context.Context, ns, name string) error {
 type stopVersion struct {
 	rv       uint64
 	nextStop time.Time // zero when unset
+	// started says a Pod was started for this ChaosPod (status.lastRun
+	// set): before that, nextStop is the defaulter's, which the operator
+	// replaces when it starts the first Pod, and no stop is due.
+	started bool
 }
 
 // deletion is a Pod deletion seen by the Pod watch.
@@ -266,6 +271,32 @@ type chaosObservation struct {
 	// resourceVersion order (a watch delivers one object's versions in
 	// order).
 	history map[string][]stopVersion
+	// unmatched describes the first stops found missing, for the error.
+	unmatched []string
+}
+
+// describe tells what the watches saw of one ChaosPod whose stop at
+// nextStop was not matched: its nextStop versions and its Pod's deletions.
+func (o *chaosObservation) describe(name string, nextStop time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s stop due %s; versions:", name, nextStop.UTC().Format(time.TimeOnly))
+	for _, v := range o.history[name] {
+		at := "none"
+		if !v.nextStop.IsZero() {
+			at = v.nextStop.UTC().Format(time.TimeOnly)
+		}
+		if !v.started {
+			at += " (no pod yet)"
+		}
+		fmt.Fprintf(&b, " %d→%s", v.rv, at)
+	}
+	b.WriteString("; pod deletions seen:")
+	for _, d := range o.deletions {
+		if d.name == name {
+			fmt.Fprintf(&b, " %d at %s", d.rv, d.seen.UTC().Format("15:04:05.000"))
+		}
+	}
+	return b.String()
 }
 
 // pod records a Pod watch event seen at seen; inWindow says whether the
@@ -313,7 +344,7 @@ func (o *chaosObservation) chaosPod(ev watch.Event) error {
 		if err != nil {
 			return fmt.Errorf("chaospod %s: resourceVersion %q is not a number: %w", cp.Name, cp.ResourceVersion, err)
 		}
-		v := stopVersion{rv: rv}
+		v := stopVersion{rv: rv, started: cp.Status.LastRun != nil}
 		if cp.Spec.NextStop != nil {
 			v.nextStop = cp.Spec.NextStop.Time
 		}
@@ -328,13 +359,15 @@ func (o *chaosObservation) chaosPod(ev watch.Event) error {
 // every later one whose nextStop was at or before windowEnd (a stop due in
 // the window, seen late). due holds their nextStops, in the same order.
 // missing is how many stops due in the window (distinct nextStops up to
-// windowEnd that a ChaosPod carried) no counted deletion matched.
+// windowEnd that a ChaosPod with a started Pod carried) no counted
+// deletion matched.
 func (o *chaosObservation) stops(windowEnd, cut time.Time) (late []time.Duration, due []time.Time, missing int, err error) {
 	type stop struct {
 		name string
 		at   int64 // nextStop, Unix nanoseconds
 	}
 	seen := map[stop]bool{}
+	o.unmatched = o.unmatched[:0]
 	for _, d := range o.deletions {
 		if d.seen.After(cut) {
 			continue
@@ -354,12 +387,15 @@ func (o *chaosObservation) stops(windowEnd, cut time.Time) (late []time.Duration
 		counted := map[int64]bool{}
 		for _, v := range versions {
 			at := v.nextStop.UnixNano()
-			if v.nextStop.IsZero() || v.nextStop.After(windowEnd) || counted[at] {
+			if !v.started || v.nextStop.IsZero() || v.nextStop.After(windowEnd) || counted[at] {
 				continue
 			}
 			counted[at] = true
 			if !seen[stop{name, at}] {
 				missing++
+				if len(o.unmatched) < 5 {
+					o.unmatched = append(o.unmatched, o.describe(name, v.nextStop))
+				}
 			}
 		}
 	}
