@@ -6,7 +6,8 @@
 // them.
 //
 // Recording is best effort, as the port promises: a reconcile never waits
-// for the API server. Events dropped (recorded while the recorder is not
+// for the API server, and at most [MaxConcurrentWrites] Event writes reach
+// it at once. Events dropped (recorded while the recorder is not
 // running, about an object of a kind outside its scheme, of an unknown
 // type, or rejected by the API server) are counted in
 // operator_events_dropped_total{cause}. The scheme names the kinds of

@@ -85,7 +85,7 @@ func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder,
 		}
 	}
 	r := &Recorder{scheme: scheme, log: log, dropped: newDropped()}
-	r.sink = &sink{EventSink: &events.EventSinkImpl{Interface: client.EventsV1()}, dropped: r.dropped, log: log}
+	r.sink = &sink{EventSink: &events.EventSinkImpl{Interface: client.EventsV1()}, dropped: r.dropped, log: log, slots: make(chan struct{}, MaxConcurrentWrites)}
 	return r, nil
 }
 
@@ -207,17 +207,27 @@ func truncate(s string, n int) string {
 
 // sink is the API server as the broadcaster writes to it. It counts the
 // Events the API server rejects, and knows when no write is in flight.
+// MaxConcurrentWrites bounds the Event writes in flight. client-go's
+// broadcaster starts a goroutine per Event; unbounded, a burst of Events
+// reaches the API server at once, beside the writes reconciles wait for.
+const MaxConcurrentWrites = 4
+
 type sink struct {
 	events.EventSink
 	dropped *prometheus.CounterVec
 	log     *zap.Logger
+	slots   chan struct{} // one per write in flight
 
 	inflight atomic.Int64
 	calls    atomic.Uint64 // writes begun, so idle sees one that came and went
 }
 
 func (s *sink) Create(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
-	defer s.begin()()
+	end, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
 	out, err := s.EventSink.Create(ctx, e)
 	// A series whose Event already exists is retried as a patch.
 	if err != nil && !(e.Series != nil && apierrors.IsAlreadyExists(err)) {
@@ -227,14 +237,22 @@ func (s *sink) Create(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, 
 }
 
 func (s *sink) Update(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
-	defer s.begin()()
+	end, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
 	out, err := s.EventSink.Update(ctx, e)
 	s.observe(err, e)
 	return out, err
 }
 
 func (s *sink) Patch(ctx context.Context, e *eventsv1.Event, data []byte) (*eventsv1.Event, error) {
-	defer s.begin()()
+	end, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
 	out, err := s.EventSink.Patch(ctx, e, data)
 	// A series whose Event is gone is created again.
 	if !apierrors.IsNotFound(err) {
@@ -243,10 +261,17 @@ func (s *sink) Patch(ctx context.Context, e *eventsv1.Event, data []byte) (*even
 	return out, err
 }
 
-func (s *sink) begin() (end func()) {
+// begin waits for a write slot, within ctx.
+func (s *sink) begin(ctx context.Context) (end func(), err error) {
 	s.calls.Add(1)
 	s.inflight.Add(1)
-	return func() { s.inflight.Add(-1) }
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots; s.inflight.Add(-1) }, nil
+	case <-ctx.Done():
+		s.inflight.Add(-1)
+		return nil, ctx.Err()
+	}
 }
 
 // observe counts an Event client-go abandons without a retry: the API

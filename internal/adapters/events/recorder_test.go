@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -28,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/events"
@@ -387,6 +391,36 @@ func TestRecorderNeverBlocks(t *testing.T) {
 	n := created.Load()
 	assert.GreaterOrEqual(t, n, int32(1000))
 	assert.LessOrEqual(t, n, int32(2000))
+}
+
+// A burst of Events reaches the API server a few writes at a time, not
+// all at once beside the reconciles' own writes. (client-go's fake
+// clientset answers one call at a time, so this API server is a handler.)
+func TestRecorderBoundsWritesInFlight(t *testing.T) {
+	t.Parallel()
+	var inFlight, most, created atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(20 * time.Millisecond)
+		body, _ := io.ReadAll(r.Body)
+		created.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
+	require.NoError(t, err)
+	r := startRecorder(t, cs, events.Options{})
+	const n = 40
+	for i := range n {
+		r.Eventf(pod("ns", fmt.Sprint("p", i)), ports.EventTypeNormal, "Burst", "Act", "event %d", i)
+	}
+	require.Eventually(t, func() bool { return created.Load() == n }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, int32(events.MaxConcurrentWrites), most.Load(), "writes in flight at most")
 }
 
 func TestNewNeedsClient(t *testing.T) {
