@@ -16,6 +16,7 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
 	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/writes"
 )
 
 // Watch connects a source: its events pass every predicate, then Map names
@@ -353,9 +354,9 @@ func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string
 			c.metrics.cacheWaits.Inc()
 			log.Debug("waited for the cache to apply the last write", zap.Duration("waited", waited))
 		}
-		writes := &writeSet{}
-		ctx = ports.WithWriteObserver(ctx, writes.observe)
-		defer func() { c.ledger.record(req, writes.snapshot()) }()
+		written := &writeSet{}
+		ctx = writes.WithObserver(ctx, written.observe)
+		defer func() { c.ledger.record(req, written.snapshot()) }()
 	}
 	return c.reconciler.Reconcile(ctx, req)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
 	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/writes"
 )
 
 // laggingChildren is an API server and a cache of "Child" objects in one:
@@ -52,7 +53,7 @@ func (c *laggingChildren) create(ctx context.Context, parent string) {
 	c.server = append(c.server, fmt.Sprintf("%s-%d", parent, len(c.server)))
 	rv := strconv.FormatUint(c.version, 10)
 	c.mu.Unlock()
-	ports.ObserveWrite(ctx, childKind, rv)
+	writes.Observe(ctx, childKind, rv)
 }
 
 // listCached is the cache read.
