@@ -159,7 +159,7 @@ func (l *ledger) await(ctx context.Context, req ports.Request, timeout time.Dura
 // freshnessOf asks the watched sources of a kind whether their caches have
 // applied a write; a kind written but not watched never blocks.
 func freshnessOf(watches []Watch) func(kind schema.GroupKind, rv string) bool {
-	byKind := map[schema.GroupKind][]ports.Source{}
+	byKind := map[schema.GroupKind][]Source{}
 	for _, w := range watches {
 		gk := w.Source.GroupKind()
 		byKind[gk] = append(byKind[gk], w.Source)

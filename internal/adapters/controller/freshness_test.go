@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
 	"github.com/hexagonal-operator/operator/internal/ports"
@@ -28,13 +29,13 @@ type laggingChildren struct {
 	cacheRV uint64
 }
 
-var _ ports.Source = (*laggingChildren)(nil)
+var _ controller.Source = (*laggingChildren)(nil)
 
 var childKind = schema.GroupKind{Group: "example.io", Kind: "Child"}
 
-func (c *laggingChildren) GroupKind() schema.GroupKind              { return childKind }
-func (c *laggingChildren) AddEventHandler(ports.EventHandler) error { return nil }
-func (c *laggingChildren) WaitForSync(context.Context) error        { return nil }
+func (c *laggingChildren) GroupKind() schema.GroupKind                           { return childKind }
+func (c *laggingChildren) AddEventHandler(toolscache.ResourceEventHandler) error { return nil }
+func (c *laggingChildren) WaitForSync(context.Context) error                     { return nil }
 
 func (c *laggingChildren) HasApplied(rv string) bool {
 	want, err := strconv.ParseUint(rv, 10, 64)
