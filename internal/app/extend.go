@@ -132,23 +132,26 @@ func WatchOnly() WatchOption {
 // swaps one with fx.Decorate:
 //
 //	fx.Decorate(func(next app.Sources) app.Sources {
-//		return func(w app.Watched) ports.Source {
+//		return func(w app.Watched) controller.Source {
 //			if w.Controller == "replicaset" && w.Resource.Resource == "replicasets" {
 //				return muted{w.Source}
 //			}
 //			return next(w)
 //		}
 //	})
-type Sources func(w Watched) ports.Source
+type Sources func(w Watched) controller.Source
 
 // Watched is one watch of a controller, as [Sources] sees it.
 type Watched struct {
 	Controller string
 	Resource   schema.GroupVersionResource
-	Source     ports.Source
+	Source     controller.Source
 }
 
-func cachedSources() Sources { return func(w Watched) ports.Source { return w.Source } }
+// The cache's resources are what controllers watch, without an import.
+var _ controller.Source = (*cache.Resource[*metav1.PartialObjectMetadata])(nil)
+
+func cachedSources() Sources { return func(w Watched) controller.Source { return w.Source } }
 
 type controllerSpec struct {
 	name        string
@@ -170,7 +173,7 @@ type watch struct {
 	watchOnly    bool
 	err          error
 
-	source                 func(*cache.Cache, dynamic.Interface) (ports.Source, error)
+	source                 func(*cache.Cache, dynamic.Interface) (controller.Source, error)
 	readerType, writerType reflect.Type
 	newReader, newWriter   any // fx constructors of the two
 }
@@ -203,7 +206,7 @@ func watchOf[T cache.Object](verb string, resource schema.GroupVersionResource, 
 // offerReader makes w's cache resource its source and the reader it
 // offers; both share the kind's one informer.
 func offerReader[R cache.Object](w *watch, newResource func(*cache.Cache, dynamic.Interface) (*cache.Resource[R], error)) {
-	w.source = func(c *cache.Cache, dyn dynamic.Interface) (ports.Source, error) { return newResource(c, dyn) }
+	w.source = func(c *cache.Cache, dyn dynamic.Interface) (controller.Source, error) { return newResource(c, dyn) }
 	w.readerType = reflect.TypeFor[ports.Reader[R]]()
 	w.newReader = func(c *cache.Cache, dyn dynamic.Interface) (ports.Reader[R], error) { return newResource(c, dyn) }
 }

@@ -218,7 +218,7 @@ func TestSourcesSeesEveryWatchAndPodsAreCachedOnce(t *testing.T) {
 func recordSources(into *[]app.Watched) fx.Option {
 	var mu sync.Mutex
 	return fx.Decorate(func(next app.Sources) app.Sources {
-		return func(w app.Watched) ports.Source {
+		return func(w app.Watched) controller.Source {
 			mu.Lock()
 			defer mu.Unlock()
 			*into = append(*into, w)

@@ -10,9 +10,6 @@
 // as Kubernetes API errors; [Terminal] marks one no retry can fix, and a
 // [StoreError] carries the API server's words for [Cause].
 //
-// [Source], [EventHandler] and [WriteObserver] connect the cache and the
-// writers to the controller loop without an import.
-//
 // This package imports nothing of the module but api/..., and no client,
 // transport, logging or dependency-injection library.
 package ports

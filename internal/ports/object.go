@@ -69,7 +69,9 @@ func MatchingSelector(sel labels.Selector) ListOption {
 // object" case. Delete with a non-empty uid deletes only that incarnation
 // of the object ([ErrConflict] when the name now belongs to another).
 //
-// Every successful write is reported to the context's [WriteObserver].
+// Every successful create, update and patch reports the object's kind and
+// new resourceVersion to the write observer the context carries, if any,
+// so that the controller loop's next reconcile reads its own writes.
 // Errors are this package's sentinels: [ErrNotFound], [ErrConflict],
 // [ErrAlreadyExists], [ErrInvalid], [ErrForbidden].
 type Writer[T any] interface {

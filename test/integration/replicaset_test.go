@@ -16,11 +16,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
+	"github.com/hexagonal-operator/operator/internal/adapters/controller"
 	"github.com/hexagonal-operator/operator/internal/adapters/profiling"
 	"github.com/hexagonal-operator/operator/internal/app"
-	"github.com/hexagonal-operator/operator/internal/ports"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
 
@@ -101,9 +102,9 @@ func TestAlreadyLabeledReplicaSetIsNotWritten(t *testing.T) {
 
 // mutedSource delivers nothing: with it in place of the ReplicaSet source,
 // only Pod events can trigger a ReplicaSet's reconcile.
-type mutedSource struct{ ports.Source }
+type mutedSource struct{ controller.Source }
 
-func (mutedSource) AddEventHandler(ports.EventHandler) error { return nil }
+func (mutedSource) AddEventHandler(toolscache.ResourceEventHandler) error { return nil }
 
 func TestPodEventReachesItsControllingReplicaSet(t *testing.T) {
 	t.Parallel()
@@ -111,7 +112,7 @@ func TestPodEventReachesItsControllingReplicaSet(t *testing.T) {
 	ctx := context.Background()
 	cs := cp.Clientset()
 	startOperator(t, operatorConfig(t, cp), fx.Decorate(func(next app.Sources) app.Sources {
-		return func(w app.Watched) ports.Source {
+		return func(w app.Watched) controller.Source {
 			if w.Controller == "replicaset" && w.Resource.Resource == "replicasets" {
 				return mutedSource{w.Source}
 			}

@@ -22,6 +22,7 @@ import (
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/writes"
 )
 
 // Timings of the suite: generous, because a loaded CI machine runs several
@@ -315,7 +316,7 @@ func writesObserved[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 		mu   sync.Mutex
 		seen []write
 	)
-	ctx := ports.WithWriteObserver(t.Context(), func(kind schema.GroupKind, rv string) {
+	ctx := writes.WithObserver(t.Context(), func(kind schema.GroupKind, rv string) {
 		mu.Lock()
 		defer mu.Unlock()
 		seen = append(seen, write{kind, rv})

@@ -363,9 +363,10 @@ type podSet struct {
 	pods map[string]*metav1.PartialObjectMetadata
 }
 
-func (p *podSet) OnAdd(o metav1.Object)       { p.set(o) }
-func (p *podSet) OnUpdate(_, n metav1.Object) { p.set(n) }
-func (p *podSet) OnDelete(o metav1.Object) {
+func (p *podSet) OnAdd(obj any, _ bool)  { p.set(objectOf(obj)) }
+func (p *podSet) OnUpdate(_, newObj any) { p.set(objectOf(newObj)) }
+func (p *podSet) OnDelete(obj any) {
+	o := objectOf(obj)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.pods, o.GetNamespace()+"/"+o.GetName())
@@ -482,11 +483,18 @@ type eventLog struct {
 	log []struct{ ns, line string }
 }
 
-func (e *eventLog) OnAdd(o metav1.Object) { e.add(o, "add "+o.GetName()) }
-func (e *eventLog) OnUpdate(_, n metav1.Object) {
+func (e *eventLog) OnAdd(obj any, _ bool) {
+	o := objectOf(obj)
+	e.add(o, "add "+o.GetName())
+}
+func (e *eventLog) OnUpdate(_, newObj any) {
+	n := objectOf(newObj)
 	e.add(n, "update "+n.GetName()+" hello="+n.GetLabels()["hello"])
 }
-func (e *eventLog) OnDelete(o metav1.Object) { e.add(o, "delete "+o.GetName()) }
+func (e *eventLog) OnDelete(obj any) {
+	o := objectOf(obj)
+	e.add(o, "delete "+o.GetName())
+}
 func (e *eventLog) add(o metav1.Object, line string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

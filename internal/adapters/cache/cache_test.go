@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
@@ -86,6 +87,15 @@ func startSynced(t *testing.T, c *cache.Cache) {
 	require.NoError(t, c.WaitForSync(ctx))
 }
 
+// objectOf is what an informer hands a handler, as a metav1.Object, a
+// deletion's tombstone unwrapped (as the controller loop's handler does).
+func objectOf(obj any) metav1.Object {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	return obj.(metav1.Object)
+}
+
 // handler collects what a source delivers.
 type handler struct {
 	mu      sync.Mutex
@@ -93,16 +103,16 @@ type handler struct {
 	deleted []metav1.Object
 }
 
-func (h *handler) OnAdd(o metav1.Object) {
+func (h *handler) OnAdd(obj any, _ bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.added = append(h.added, o)
+	h.added = append(h.added, objectOf(obj))
 }
-func (h *handler) OnUpdate(_, _ metav1.Object) {}
-func (h *handler) OnDelete(o metav1.Object) {
+func (h *handler) OnUpdate(_, _ any) {}
+func (h *handler) OnDelete(obj any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.deleted = append(h.deleted, o)
+	h.deleted = append(h.deleted, objectOf(obj))
 }
 func (h *handler) addedObjects() []metav1.Object {
 	h.mu.Lock()

@@ -1,6 +1,6 @@
-// Package cache plugs the reader and source ports into client-go shared
-// informers: one list and one watch per kind, held in memory, read by
-// reconcilers (ports.Reader) and delivered to controllers (ports.Source).
+// Package cache serves the reader port and the controllers' sources from
+// client-go shared informers: one list and one watch per kind, held in
+// memory, read by reconcilers (ports.Reader) and delivered to controllers.
 //
 // The composition root asks for each kind it reads or watches, as a
 // [Resource]: [NewResource] for typed objects of a built-in kind,

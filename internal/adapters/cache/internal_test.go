@@ -18,58 +18,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-type recorded struct{ adds, updates, deletes []metav1.Object }
-
-func (r *recorded) OnAdd(o metav1.Object)       { r.adds = append(r.adds, o) }
-func (r *recorded) OnUpdate(_, n metav1.Object) { r.updates = append(r.updates, n) }
-func (r *recorded) OnDelete(o metav1.Object)    { r.deletes = append(r.deletes, o) }
-
-func TestEventHandlerUnwrapsTombstones(t *testing.T) {
-	t.Parallel()
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web"}}
-	pod := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web-1"}}
-	tests := []struct {
-		name string
-		obj  any
-		want metav1.Object // nil: nothing delivered
-	}{
-		{"object", rs, rs},
-		{"tombstone of a typed object", toolscache.DeletedFinalStateUnknown{Key: "apps/web", Obj: rs}, rs},
-		{"tombstone of metadata", toolscache.DeletedFinalStateUnknown{Key: "apps/web-1", Obj: pod}, pod},
-		{"tombstone of something else", toolscache.DeletedFinalStateUnknown{Key: "apps/x", Obj: "not an object"}, nil},
-		{"not an object", 42, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			rec := &recorded{}
-			eventHandler{h: rec}.OnDelete(tt.obj)
-			if tt.want == nil {
-				assert.Empty(t, rec.deletes)
-				return
-			}
-			require.Len(t, rec.deletes, 1)
-			assert.Same(t, tt.want, rec.deletes[0])
-		})
-	}
-}
-
-func TestEventHandlerPassesObjects(t *testing.T) {
-	t.Parallel()
-	old := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "old"}}
-	cur := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "new"}}
-	rec := &recorded{}
-	h := eventHandler{h: rec}
-
-	h.OnAdd(cur, true)
-	h.OnAdd("not an object", false)
-	h.OnUpdate(old, cur)
-	h.OnUpdate(old, "not an object")
-
-	assert.Equal(t, []metav1.Object{cur}, rec.adds)
-	assert.Equal(t, []metav1.Object{cur}, rec.updates)
-}
-
 func TestTransformStripsManagedFields(t *testing.T) {
 	t.Parallel()
 	for _, keep := range []bool{false, true} {

@@ -40,14 +40,13 @@ type Object interface {
 }
 
 // Resource is one kind held by the cache: a ports.Reader of its objects and
-// a ports.Source of their changes, sharing one informer.
+// the source of their changes, sharing one informer.
 type Resource[T Object] struct {
 	*source
 	what string // the kind in lower case, for errors
 }
 
 var (
-	_ ports.Source                                = (*Resource[*appsv1.ReplicaSet])(nil)
 	_ ports.Reader[*appsv1.ReplicaSet]            = (*Resource[*appsv1.ReplicaSet])(nil)
 	_ ports.Reader[*metav1.PartialObjectMetadata] = (*Resource[*metav1.PartialObjectMetadata])(nil)
 )

@@ -327,13 +327,13 @@ type nameLog struct {
 	log []string
 }
 
-func (n *nameLog) OnAdd(o metav1.Object)       { n.add("add " + o.GetNamespace() + "/" + o.GetName()) }
-func (n *nameLog) OnUpdate(_, _ metav1.Object) {}
-func (n *nameLog) OnDelete(o metav1.Object)    { n.add("delete " + o.GetNamespace() + "/" + o.GetName()) }
-func (n *nameLog) add(line string) {
+func (n *nameLog) OnAdd(obj any, _ bool) { n.add("add", objectOf(obj)) }
+func (n *nameLog) OnUpdate(_, _ any)     {}
+func (n *nameLog) OnDelete(obj any)      { n.add("delete", objectOf(obj)) }
+func (n *nameLog) add(verb string, o metav1.Object) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.log = append(n.log, line)
+	n.log = append(n.log, verb+" "+o.GetNamespace()+"/"+o.GetName())
 }
 func (n *nameLog) get() []string {
 	n.mu.Lock()

@@ -11,17 +11,38 @@ import (
 
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
 	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/writes"
 )
+
+// Source is one kind's change notifications, in the shape of
+// controller-runtime's source.Kind: the cache's Resource satisfies it.
+type Source interface {
+	// GroupKind names the kind, as writers report their writes to
+	// internal/writes.
+	GroupKind() schema.GroupKind
+	// AddEventHandler registers h; it receives every object already known
+	// as an add, then every change. Objects are the cache's: not mutated.
+	AddEventHandler(h toolscache.ResourceEventHandler) error
+	// WaitForSync blocks until the source has delivered its initial list,
+	// or ctx is done, or the source stopped (an error then).
+	WaitForSync(ctx context.Context) error
+	// HasApplied reports whether the source's cache holds the state at
+	// resourceVersion or later (true when that cannot be told), so a
+	// reconcile can wait to read its own writes.
+	HasApplied(resourceVersion string) bool
+}
 
 // Watch connects a source: its events pass every predicate, then Map names
 // the requests they cause.
 type Watch struct {
-	Source     ports.Source
+	Source     Source
 	Map        MapFunc
 	Predicates []predicate.Predicate
 }
@@ -353,9 +374,9 @@ func (c *Controller) reconcile(ctx context.Context, req ports.Request, id string
 			c.metrics.cacheWaits.Inc()
 			log.Debug("waited for the cache to apply the last write", zap.Duration("waited", waited))
 		}
-		writes := &writeSet{}
-		ctx = ports.WithWriteObserver(ctx, writes.observe)
-		defer func() { c.ledger.record(req, writes.snapshot()) }()
+		written := &writeSet{}
+		ctx = writes.WithObserver(ctx, written.observe)
+		defer func() { c.ledger.record(req, written.snapshot()) }()
 	}
 	return c.reconciler.Reconcile(ctx, req)
 }
@@ -407,23 +428,30 @@ type eventHandler struct {
 	queue     workqueue.TypedInterface[ports.Request]
 }
 
-var _ ports.EventHandler = (*eventHandler)(nil)
+var _ toolscache.ResourceEventHandler = (*eventHandler)(nil)
 
-func (e *eventHandler) OnAdd(obj metav1.Object) {
-	if e.predicate.Create(obj) {
-		e.enqueue(requestsOf(e.mapFn, obj))
+func (e *eventHandler) OnAdd(obj any, _ bool) {
+	if o, ok := obj.(metav1.Object); ok && e.predicate.Create(o) {
+		e.enqueue(requestsOf(e.mapFn, o))
 	}
 }
 
-func (e *eventHandler) OnUpdate(oldObj, newObj metav1.Object) {
-	if e.predicate.Update(oldObj, newObj) {
-		e.enqueue(requestsOf(e.mapFn, oldObj, newObj))
+func (e *eventHandler) OnUpdate(oldObj, newObj any) {
+	o, okOld := oldObj.(metav1.Object)
+	n, okNew := newObj.(metav1.Object)
+	if okOld && okNew && e.predicate.Update(o, n) {
+		e.enqueue(requestsOf(e.mapFn, o, n))
 	}
 }
 
-func (e *eventHandler) OnDelete(obj metav1.Object) {
-	if e.predicate.Delete(obj) {
-		e.enqueue(requestsOf(e.mapFn, obj))
+// OnDelete unwraps the tombstone of an object whose deletion the watch
+// missed: its last known state.
+func (e *eventHandler) OnDelete(obj any) {
+	if tombstone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	if o, ok := obj.(metav1.Object); ok && e.predicate.Delete(o) {
+		e.enqueue(requestsOf(e.mapFn, o))
 	}
 }
 

@@ -2,9 +2,9 @@
 // into calls of a ports.Reconciler, as controller-runtime's controller does,
 // on client-go's work queue.
 //
-//	ports.Source ──▶ predicates ──▶ MapFunc ──▶ work queue ──▶ workers ──▶ ports.Reconciler
-//	                                               ▲                │
-//	                                               └─ back-off / requeue-after
+//	Source ──▶ predicates ──▶ MapFunc ──▶ work queue ──▶ workers ──▶ ports.Reconciler
+//	                                         ▲                │
+//	                                         └─ back-off / requeue-after
 //
 // app.Controller declares a controller ([Config], [New]); [Module] runs
 // those of the fx group [GroupControllers]. Workers start once every source

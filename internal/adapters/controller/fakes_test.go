@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
 	"github.com/hexagonal-operator/operator/internal/adapters/controller/predicate"
@@ -33,10 +34,10 @@ type fakeSource struct {
 	gate *fakeCacheSync
 
 	mu       sync.Mutex
-	handlers []ports.EventHandler
+	handlers []toolscache.ResourceEventHandler
 }
 
-var _ ports.Source = (*fakeSource)(nil)
+var _ controller.Source = (*fakeSource)(nil)
 
 func newSource(kind string) *fakeSource {
 	return &fakeSource{kind: schema.GroupKind{Kind: kind}, gate: newCacheSync(true)}
@@ -48,7 +49,7 @@ func (s *fakeSource) WaitForSync(ctx context.Context) error { return s.gate.Wait
 
 func (s *fakeSource) HasApplied(string) bool { return true }
 
-func (s *fakeSource) AddEventHandler(h ports.EventHandler) error {
+func (s *fakeSource) AddEventHandler(h toolscache.ResourceEventHandler) error {
 	if s.addErr != nil {
 		return s.addErr
 	}
@@ -58,7 +59,7 @@ func (s *fakeSource) AddEventHandler(h ports.EventHandler) error {
 	return nil
 }
 
-func (s *fakeSource) registered() []ports.EventHandler {
+func (s *fakeSource) registered() []toolscache.ResourceEventHandler {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.handlers)
@@ -66,7 +67,7 @@ func (s *fakeSource) registered() []ports.EventHandler {
 
 func (s *fakeSource) add(obj metav1.Object) {
 	for _, h := range s.registered() {
-		h.OnAdd(obj)
+		h.OnAdd(obj, false)
 	}
 }
 
@@ -286,7 +287,7 @@ func object(ns, name string) *metav1.ObjectMeta {
 }
 
 // build makes a controller that reconciles src's objects with r.
-func build(t testing.TB, e *env, name string, src ports.Source, workers int, opts controller.Options, r ports.Reconciler) *controller.Controller {
+func build(t testing.TB, e *env, name string, src controller.Source, workers int, opts controller.Options, r ports.Reconciler) *controller.Controller {
 	t.Helper()
 	d := e.deps
 	d.Options = opts
@@ -300,12 +301,12 @@ func newController(name string, d controller.Deps, workers int, r ports.Reconcil
 }
 
 // forSource watches src's objects themselves.
-func forSource(src ports.Source, predicates ...predicate.Predicate) controller.Watch {
+func forSource(src controller.Source, predicates ...predicate.Predicate) controller.Watch {
 	return controller.Watch{Source: src, Map: controller.EnqueueObject, Predicates: predicates}
 }
 
 // ownedBy watches src's objects for their controllers of kind owner.
-func ownedBy(src ports.Source, owner schema.GroupKind) controller.Watch {
+func ownedBy(src controller.Source, owner schema.GroupKind) controller.Watch {
 	return controller.Watch{Source: src, Map: controller.EnqueueOwner(owner)}
 }
 

@@ -16,7 +16,7 @@ import (
 // watch milliseconds later; a reconcile of the same request within that
 // window would act on the state from before them (create a second Pod).
 // Writers report the resourceVersion the API server returned
-// (ports.ObserveWrite) to the reconcile's writeSet; the ledger keeps the
+// (writes.Observe) to the reconcile's writeSet; the ledger keeps the
 // newest per request and kind, and the next reconcile of that request
 // first waits until the watched caches of those kinds have applied them:
 // usually no wait, since the write's own watch event queued it. Deletes
@@ -29,7 +29,7 @@ type writeSet struct {
 	byKind map[schema.GroupKind]string
 }
 
-// observe is the reconcile's ports.WriteObserver, safe for concurrent use.
+// observe is the reconcile's writes.Observer, safe for concurrent use.
 func (w *writeSet) observe(kind schema.GroupKind, resourceVersion string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -159,7 +159,7 @@ func (l *ledger) await(ctx context.Context, req ports.Request, timeout time.Dura
 // freshnessOf asks the watched sources of a kind whether their caches have
 // applied a write; a kind written but not watched never blocks.
 func freshnessOf(watches []Watch) func(kind schema.GroupKind, rv string) bool {
-	byKind := map[schema.GroupKind][]ports.Source{}
+	byKind := map[schema.GroupKind][]Source{}
 	for _, w := range watches {
 		gk := w.Source.GroupKind()
 		byKind[gk] = append(byKind[gk], w.Source)

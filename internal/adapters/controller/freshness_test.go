@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
 	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/writes"
 )
 
 // laggingChildren is an API server and a cache of "Child" objects in one:
@@ -27,13 +29,13 @@ type laggingChildren struct {
 	cacheRV uint64
 }
 
-var _ ports.Source = (*laggingChildren)(nil)
+var _ controller.Source = (*laggingChildren)(nil)
 
 var childKind = schema.GroupKind{Group: "example.io", Kind: "Child"}
 
-func (c *laggingChildren) GroupKind() schema.GroupKind              { return childKind }
-func (c *laggingChildren) AddEventHandler(ports.EventHandler) error { return nil }
-func (c *laggingChildren) WaitForSync(context.Context) error        { return nil }
+func (c *laggingChildren) GroupKind() schema.GroupKind                           { return childKind }
+func (c *laggingChildren) AddEventHandler(toolscache.ResourceEventHandler) error { return nil }
+func (c *laggingChildren) WaitForSync(context.Context) error                     { return nil }
 
 func (c *laggingChildren) HasApplied(rv string) bool {
 	want, err := strconv.ParseUint(rv, 10, 64)
@@ -52,7 +54,7 @@ func (c *laggingChildren) create(ctx context.Context, parent string) {
 	c.server = append(c.server, fmt.Sprintf("%s-%d", parent, len(c.server)))
 	rv := strconv.FormatUint(c.version, 10)
 	c.mu.Unlock()
-	ports.ObserveWrite(ctx, childKind, rv)
+	writes.Observe(ctx, childKind, rv)
 }
 
 // listCached is the cache read.

@@ -5,7 +5,7 @@
 // [NewClients] builds the typed, metadata and dynamic clients on one
 // transport and one rate limiter; [NewWriter] implements ports.Writer[T]
 // for any kind, recording writes under [FieldManager] and reporting their
-// resourceVersions to ports.ObserveWrite so the next reconcile reads its
+// resourceVersions to writes.Observe so the next reconcile reads its
 // own writes. Every API error crosses the port through [TranslateError].
 //
 // [CheckAccess] asks, once at start-up, whether the operator's identity may

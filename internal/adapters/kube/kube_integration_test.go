@@ -18,6 +18,7 @@ import (
 
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/writes"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
 
@@ -56,7 +57,7 @@ func TestOnAPIServer(t *testing.T) {
 
 	t.Run("writes report the resourceVersion the server returned", func(t *testing.T) {
 		obs := &observedWrites{}
-		ctx := ports.WithWriteObserver(t.Context(), obs.observe)
+		ctx := writes.WithObserver(t.Context(), obs.observe)
 		require.NoError(t, writer.PatchMetadata(ctx, rsKey, ports.MetadataPatch{Labels: map[string]string{"observed": "yes"}}))
 		got, err := cp.Clientset().AppsV1().ReplicaSets(ns).Get(t.Context(), rsKey.Name, metav1.GetOptions{})
 		require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/writes"
 )
 
 // FieldManager is the name the operator's writes are recorded under in
@@ -95,7 +96,7 @@ func (w *Writer[T]) done(ctx context.Context, verb string, obj, out T, err error
 		key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 		return zero, fmt.Errorf("%s %s %s: %w", verb, w.what, key, TranslateError(err))
 	}
-	ports.ObserveWrite(ctx, w.kind, out.GetResourceVersion())
+	writes.Observe(ctx, w.kind, out.GetResourceVersion())
 	return out, nil
 }
 
@@ -121,7 +122,7 @@ func (w *Writer[T]) PatchMetadata(ctx context.Context, key types.NamespacedName,
 	if err != nil {
 		return fmt.Errorf("patch %s %s: %w", w.what, key, TranslateError(err))
 	}
-	ports.ObserveWrite(ctx, w.kind, out.GetResourceVersion())
+	writes.Observe(ctx, w.kind, out.GetResourceVersion())
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
+	"github.com/hexagonal-operator/operator/internal/writes"
 )
 
 // Object is a typed Kubernetes object, such as *appsv1.ReplicaSet: what a
@@ -36,8 +37,7 @@ type Object interface {
 // keeps the stored status and UpdateStatus changes only the status (for
 // kinds that have one); generation grows when the spec changes; a write that
 // changes nothing stores nothing; Delete honours the uid precondition. Every
-// write is reported to the context's ports.WriteObserver, as the real
-// writers do.
+// write is reported through writes.Observe, as the real writers do.
 type Store[T Object] struct {
 	kind schema.GroupKind
 	what string // the kind in lower case, for errors
@@ -302,7 +302,7 @@ func (s *Store[T]) commitLocked(ctx context.Context, next T) T {
 	s.version++
 	next.SetResourceVersion(strconv.FormatUint(s.version, 10))
 	s.items[keyOf(next)] = next
-	ports.ObserveWrite(ctx, s.kind, next.GetResourceVersion())
+	writes.Observe(ctx, s.kind, next.GetResourceVersion())
 	return copyOf(next)
 }
 
