@@ -37,6 +37,18 @@ const maxNoteLength = 1024
 // hands each to a goroutine of its own, which Shutdown does not wait for.
 const settle = 100 * time.Millisecond
 
+// RotateEvery is how many Events one client-go broadcaster records before
+// the recorder starts a fresh one. client-go's keeps every Event it wrote
+// for six to twelve minutes, to join repeats into series; a burst of
+// Events (one per ReplicaSet when thousands are labeled at once) would hold
+// that memory as long. The old broadcaster writes what it was handed and
+// goes; a repeat after the change starts a new series.
+const RotateEvery = 1024
+
+// retireGrace bounds how long an old broadcaster's writes may go on (client-go
+// retries a failing one for about two minutes).
+const retireGrace = 2 * time.Minute
+
 // Options configure the [Recorder]. The zero value is ready to use.
 type Options struct {
 	// AddToScheme registers more types (the ChaosPod API) in the
@@ -47,20 +59,31 @@ type Options struct {
 // Recorder records events.k8s.io/v1 Events through client-go's
 // tools/events broadcaster.
 type Recorder struct {
-	scheme  *runtime.Scheme
-	log     *zap.Logger
-	dropped *prometheus.CounterVec
-	sink    *sink
-	// handed and seen count the Events passed to the broadcaster and
-	// those it has distributed: client-go hands each over from a goroutine
-	// of its own, and Stop waits for them before it shuts the broadcaster.
-	handed, seen atomic.Uint64
+	scheme   *runtime.Scheme
+	log      *zap.Logger
+	dropped  *prometheus.CounterVec
+	client   kubernetes.Interface
+	slots    chan struct{} // shared by every broadcaster's sink
+	retiring sync.WaitGroup
+	// retireCtx bounds old broadcasters' writes; cut when Stop's ends.
+	retireCtx context.Context
+	cut       context.CancelFunc
 
-	mu          sync.RWMutex // guards what follows
+	mu      sync.RWMutex // guards what follows
+	current *generation  // nil when not running
+	started bool
+}
+
+// generation is one client-go broadcaster and the sink it writes to.
+type generation struct {
 	broadcaster events.EventBroadcaster
-	recorder    events.EventRecorder // nil when not running
+	recorder    events.EventRecorder
+	sink        *sink
 	cancel      context.CancelFunc
-	started     bool
+	// handed and seen count the Events passed to the broadcaster and
+	// those it has distributed: client-go hands each over from a
+	// goroutine of its own, and the broadcaster is shut once they match.
+	handed, seen atomic.Uint64
 }
 
 var _ ports.EventRecorder = (*Recorder)(nil)
@@ -84,8 +107,8 @@ func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder,
 			return nil, fmt.Errorf("event recorder: build scheme: %w", err)
 		}
 	}
-	r := &Recorder{scheme: scheme, log: log, dropped: newDropped()}
-	r.sink = &sink{EventSink: &events.EventSinkImpl{Interface: client.EventsV1()}, dropped: r.dropped, log: log, slots: make(chan struct{}, MaxConcurrentWrites)}
+	r := &Recorder{scheme: scheme, log: log, dropped: newDropped(), client: client, slots: make(chan struct{}, MaxConcurrentWrites)}
+	r.retireCtx, r.cut = context.WithCancel(context.Background())
 	return r, nil
 }
 
@@ -96,40 +119,84 @@ func (r *Recorder) Start(context.Context) error {
 	if r.started {
 		return errors.New("event recorder: already started")
 	}
-	// Not the start context: recording goes on until Stop.
-	ctx, cancel := context.WithCancel(context.Background())
-	b := events.NewBroadcaster(r.sink)
-	if _, err := b.StartEventWatcher(func(runtime.Object) { r.seen.Add(1) }); err != nil {
-		cancel()
-		b.Shutdown()
+	g, err := r.newGeneration()
+	if err != nil {
 		return fmt.Errorf("event recorder: start: %w", err)
 	}
-	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
-		cancel()
-		b.Shutdown()
-		return fmt.Errorf("event recorder: start: %w", err)
-	}
-	r.broadcaster, r.cancel, r.started = b, cancel, true
-	r.recorder = b.NewRecorder(r.scheme, DefaultReportingController)
+	r.current, r.started = g, true
 	return nil
 }
 
-// Stop shuts the broadcaster down and waits within ctx until the writes of
-// the Events recorded before are done; when ctx ends first, the writes left
-// are abandoned and Stop returns ctx's error.
+// newGeneration starts a broadcaster writing to a sink of its own.
+func (r *Recorder) newGeneration() (*generation, error) {
+	g := &generation{sink: &sink{EventSink: &events.EventSinkImpl{Interface: r.client.EventsV1()}, dropped: r.dropped, log: r.log, slots: r.slots}}
+	// Not the start context: recording goes on until the broadcaster goes.
+	ctx, cancel := context.WithCancel(context.Background())
+	b := events.NewBroadcaster(g.sink)
+	_, err := b.StartEventWatcher(func(runtime.Object) { g.seen.Add(1) })
+	if err == nil {
+		err = b.StartRecordingToSinkWithContext(ctx)
+	}
+	if err != nil {
+		cancel()
+		b.Shutdown()
+		return nil, err
+	}
+	g.broadcaster, g.cancel, g.recorder = b, cancel, b.NewRecorder(r.scheme, DefaultReportingController)
+	return g, nil
+}
+
+// rotate puts a fresh broadcaster in place of old, which retires: it
+// writes what it was handed, within retireGrace, and goes with its cache.
+func (r *Recorder) rotate(old *generation) {
+	r.mu.Lock()
+	if r.current != old {
+		r.mu.Unlock()
+		return // stopped
+	}
+	g, err := r.newGeneration()
+	if err != nil {
+		r.mu.Unlock()
+		r.log.Error("event recorder: rotate broadcaster", zap.Error(err))
+		return
+	}
+	r.current = g
+	r.retiring.Add(1)
+	r.mu.Unlock()
+	defer r.retiring.Done()
+	ctx, cancel := context.WithTimeout(r.retireCtx, retireGrace)
+	defer cancel()
+	_ = old.retire(ctx)
+}
+
+// retire shuts g once what it was handed is distributed and written, or
+// when ctx ends.
+func (g *generation) retire(ctx context.Context) error {
+	defer g.cancel()
+	err := g.handedOver(ctx)
+	g.broadcaster.Shutdown()
+	if err == nil {
+		err = g.sink.idle(ctx)
+	}
+	return err
+}
+
+// Stop shuts the broadcasters down and waits within ctx until the writes
+// of the Events recorded before are done; when ctx ends first, the writes
+// left are abandoned and Stop returns ctx's error.
 func (r *Recorder) Stop(ctx context.Context) error {
 	r.mu.Lock()
-	b, cancel := r.broadcaster, r.cancel
-	r.recorder, r.broadcaster = nil, nil
+	g := r.current
+	r.current = nil
 	r.mu.Unlock()
-	if b == nil {
+	if g == nil {
 		return nil
 	}
-	defer cancel()
-	err := r.handedOver(ctx)
-	b.Shutdown()
+	err := g.retire(ctx)
+	defer context.AfterFunc(ctx, r.cut)()
+	r.retiring.Wait()
 	if err == nil {
-		err = r.sink.idle(ctx)
+		err = ctx.Err()
 	}
 	if err != nil {
 		return fmt.Errorf("event recorder: stop: %w", err)
@@ -140,17 +207,17 @@ func (r *Recorder) Stop(ctx context.Context) error {
 // handedOver returns once the broadcaster has distributed every Event
 // passed to it, or has distributed none for [settle] (it drops Events its
 // watchers have no room for), or with ctx's error.
-func (r *Recorder) handedOver(ctx context.Context) error {
+func (g *generation) handedOver(ctx context.Context) error {
 	tick := time.NewTicker(settle / 4)
 	defer tick.Stop()
-	progressAt, seen := time.Now(), r.seen.Load()
-	for seen < r.handed.Load() && time.Since(progressAt) < settle {
+	progressAt, seen := time.Now(), g.seen.Load()
+	for seen < g.handed.Load() && time.Since(progressAt) < settle {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
 		}
-		if n := r.seen.Load(); n != seen {
+		if n := g.seen.Load(); n != seen {
 			progressAt, seen = time.Now(), n
 		}
 	}
@@ -164,7 +231,8 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 	// The read lock keeps Stop from shutting the broadcaster under us.
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if r.recorder == nil {
+	g := r.current
+	if g == nil {
 		r.dropped.WithLabelValues(DropNotRunning).Inc()
 		r.log.Debug("event dropped, recorder not running", zap.String("reason", reason))
 		return
@@ -186,9 +254,11 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 	if len(args) > 0 {
 		msg = fmt.Sprintf(note, args...)
 	}
-	r.handed.Add(1)
 	// Formatted here, so that a note with a % and no args stays as it is.
-	r.recorder.Eventf(regarding, nil, eventType, reason, action, "%s", truncate(msg, maxNoteLength))
+	g.recorder.Eventf(regarding, nil, eventType, reason, action, "%s", truncate(msg, maxNoteLength))
+	if g.handed.Add(1) == RotateEvery {
+		go r.rotate(g)
+	}
 }
 
 // Scheme is the scheme used to name the kinds of typed objects.
@@ -205,13 +275,13 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// sink is the API server as the broadcaster writes to it. It counts the
-// Events the API server rejects, and knows when no write is in flight.
 // MaxConcurrentWrites bounds the Event writes in flight. client-go's
 // broadcaster starts a goroutine per Event; unbounded, a burst of Events
 // reaches the API server at once, beside the writes reconciles wait for.
 const MaxConcurrentWrites = 4
 
+// sink is the API server as the broadcaster writes to it. It counts the
+// Events the API server rejects, and knows when no write is in flight.
 type sink struct {
 	events.EventSink
 	dropped *prometheus.CounterVec
