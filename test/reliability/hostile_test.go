@@ -40,7 +40,7 @@ import (
 // of a body of the largest size served and then hold the connection, and
 // 300 that declare that size and trickle a byte a second. Meanwhile a
 // client sends real Pod AdmissionReviews, as the API server would. The
-// operator must stay alive and under half of the Deployment's 256 MiB
+// operator must stay alive and under a quarter of the Deployment's 512 MiB
 // memory limit, and answer every real review, quickly.
 //
 // The hostile clients come from three loopback addresses other than the

@@ -3,7 +3,8 @@
 // EventBroadcaster writing to the clientset's EventsV1, reporting
 // controller "hexagonal-operator", instance "hexagonal-operator-<hostname>"
 // (the Pod's name in a cluster). Repeats join a series, as client-go counts
-// them.
+// them; the recorder moves to a fresh broadcaster every [RotateEvery]
+// Events, since each keeps what it wrote for minutes.
 //
 // Recording is best effort, as the port promises: a reconcile never waits
 // for the API server, and at most [MaxConcurrentWrites] Event writes reach

@@ -16,8 +16,8 @@ const (
 	// DefaultMaxConversionBytes is larger: the API server converts a whole
 	// list in one ConversionReview.
 	DefaultMaxConversionBytes = 64 << 20
-	// The in-flight bounds keep a flood of large or slow bodies well under
-	// half of the operator's 256 MiB memory limit (config/manager).
+	// The in-flight bounds keep a flood of large or slow bodies to a small
+	// share of the operator's memory limit (config/manager, 512 MiB).
 	DefaultMaxBodyBytesInFlight = 32 << 20
 	DefaultMaxRequestsInFlight  = 512
 	// The API server waits at most 30 s for a webhook.
