@@ -124,7 +124,7 @@ func realisticPodReview(b *testing.B) []byte {
 			Annotations:     map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-12-06T00:00:00Z"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7c9f8d", UID: "0b4c0d8e-5f4e-4a8e-9a51-6f2b1c3d4e5f", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{}}}}}`)}}},
+				FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{"f:generateName":{},"f:labels":{".":{},"f:app":{},"f:pod-template-hash":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{}}}}}`)}},
 		},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
