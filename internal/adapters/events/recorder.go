@@ -129,7 +129,7 @@ func (r *Recorder) Start(context.Context) error {
 
 // newGeneration starts a broadcaster writing to a sink of its own.
 func (r *Recorder) newGeneration() (*generation, error) {
-	g := &generation{sink: &sink{EventSink: &events.EventSinkImpl{Interface: r.client.EventsV1()}, dropped: r.dropped, log: r.log, slots: r.slots}}
+	g := &generation{sink: &sink{EventSink: &events.EventSinkImpl{Interface: r.client.EventsV1()}, dropped: r.dropped, log: r.log, slots: r.slots, retrying: map[*eventsv1.Event]bool{}}}
 	// Not the start context: recording goes on until the broadcaster goes.
 	ctx, cancel := context.WithCancel(context.Background())
 	b := events.NewBroadcaster(g.sink)
@@ -166,17 +166,18 @@ func (r *Recorder) rotate(old *generation) {
 	defer r.retiring.Done()
 	ctx, cancel := context.WithTimeout(r.retireCtx, retireGrace)
 	defer cancel()
-	_ = old.retire(ctx)
+	_ = old.retire(ctx, true)
 }
 
 // retire shuts g once what it was handed is distributed and written, or
-// when ctx ends.
-func (g *generation) retire(ctx context.Context) error {
+// when ctx ends. With retries, a sink with Events client-go retries (the
+// API server away) is not idle: the retries go on.
+func (g *generation) retire(ctx context.Context, retries bool) error {
 	defer g.cancel()
 	err := g.handedOver(ctx)
 	g.broadcaster.Shutdown()
 	if err == nil {
-		err = g.sink.idle(ctx)
+		err = g.sink.idle(ctx, retries)
 	}
 	return err
 }
@@ -192,7 +193,7 @@ func (r *Recorder) Stop(ctx context.Context) error {
 	if g == nil {
 		return nil
 	}
-	err := g.retire(ctx)
+	err := g.retire(ctx, false)
 	defer context.AfterFunc(ctx, r.cut)()
 	r.retiring.Wait()
 	if err == nil {
@@ -290,6 +291,9 @@ type sink struct {
 
 	inflight atomic.Int64
 	calls    atomic.Uint64 // writes begun, so idle sees one that came and went
+
+	mu       sync.Mutex
+	retrying map[*eventsv1.Event]bool // Events whose last write failed, which client-go retries
 }
 
 func (s *sink) Create(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
@@ -300,7 +304,7 @@ func (s *sink) Create(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, 
 	defer end()
 	out, err := s.EventSink.Create(ctx, e)
 	// A series whose Event already exists is retried as a patch.
-	if err != nil && !(e.Series != nil && apierrors.IsAlreadyExists(err)) {
+	if !(e.Series != nil && apierrors.IsAlreadyExists(err)) {
 		s.observe(err, e)
 	}
 	return out, err
@@ -346,29 +350,45 @@ func (s *sink) begin(ctx context.Context) (end func(), err error) {
 
 // observe counts an Event client-go abandons without a retry: the API
 // server refused it, or the request could not be built. It tells them from
-// errors worth a retry as client-go does, by the error's type.
+// errors worth a retry as client-go does, by the error's type, and keeps
+// the Events client-go will retry.
 func (s *sink) observe(err error, e *eventsv1.Event) {
 	var (
 		status    *apierrors.StatusError
 		construct *rest.RequestConstructionError
 	)
-	if !errors.As(err, &status) && !errors.As(err, &construct) {
+	retry := err != nil && !errors.As(err, &status) && !errors.As(err, &construct)
+	s.mu.Lock()
+	if retry {
+		s.retrying[e] = true // client-go retries the same Event
+	} else {
+		delete(s.retrying, e)
+	}
+	s.mu.Unlock()
+	if err == nil || retry {
 		return
 	}
 	s.dropped.WithLabelValues(DropRejected).Inc()
 	s.log.Info("event rejected", zap.String("reason", e.Reason), zap.String("namespace", e.Namespace), zap.Error(err))
 }
 
-// idle returns once no write has been in flight or begun for [settle], or
-// with ctx's error.
-func (s *sink) idle(ctx context.Context) error {
+func (s *sink) pendingRetries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.retrying)
+}
+
+// idle returns once no write has been in flight or begun for [settle]
+// (and, with retries, no Event waits for client-go's retry), or with ctx's
+// error.
+func (s *sink) idle(ctx context.Context, retries bool) error {
 	tick := time.NewTicker(settle / 4)
 	defer tick.Stop()
 	quietSince, seen := time.Now(), s.calls.Load()
 	for {
 		if n := s.calls.Load(); n != seen || s.inflight.Load() > 0 {
 			quietSince, seen = time.Now(), n
-		} else if time.Since(quietSince) >= settle {
+		} else if time.Since(quietSince) >= settle && (!retries || s.pendingRetries() == 0) {
 			return nil
 		}
 		select {

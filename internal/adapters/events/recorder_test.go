@@ -411,7 +411,7 @@ func TestRecorderBoundsWritesInFlight(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		body, _ := io.ReadAll(r.Body)
 		created.Add(1)
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", r.Header.Get("Content-Type")) // the request echoed
 		w.WriteHeader(http.StatusCreated)
 		_, _ = w.Write(body)
 	}))
@@ -453,6 +453,42 @@ func TestRecorderBurstDoesNotStayInMemory(t *testing.T) {
 		// Without the rotation: about 1 KiB per Event, for minutes.
 		assert.Less(c, int64(after.HeapAlloc)-int64(before.HeapAlloc), int64(n*1024/4), "heap kept after the burst")
 	}, 10*time.Second, 200*time.Millisecond)
+}
+
+// A broadcaster retired while the API server is away keeps retrying its
+// Events until it is back: a rotation loses none.
+func TestRecorderRotationKeepsRetries(t *testing.T) {
+	t.Parallel()
+	var up atomic.Bool
+	var created atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() { // a transport error, which client-go retries
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		created.Add(1)
+		w.Header().Set("Content-Type", r.Header.Get("Content-Type")) // the request echoed
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
+	require.NoError(t, err)
+	r := startRecorder(t, cs, events.Options{})
+	const n = events.RotateEvery + 10 // the first RotateEvery go to a broadcaster that retires
+	for i := range n {
+		r.Eventf(pod("ns", fmt.Sprint("p", i)), ports.EventTypeNormal, "Away", "Act", "event %d", i)
+		if i%100 == 0 {
+			time.Sleep(5 * time.Millisecond) // within the broadcaster's queue
+		}
+	}
+	time.Sleep(time.Second) // the rotation happens, writes fail
+	up.Store(true)
+	require.Eventually(t, func() bool { return created.Load() == n }, 40*time.Second, 50*time.Millisecond, "Events written once the API server is back: %d of %d", &created, n)
 }
 
 func TestNewNeedsClient(t *testing.T) {
