@@ -395,12 +395,11 @@ func TestRecorderNeverBlocks(t *testing.T) {
 }
 
 // A burst of Events reaches the API server a few writes at a time, not
-// all at once beside the reconciles' own writes. (client-go's fake
-// clientset answers one call at a time, so this API server is a handler.)
+// all at once beside the reconciles' own writes.
 func TestRecorderBoundsWritesInFlight(t *testing.T) {
 	t.Parallel()
-	var inFlight, most, created atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var inFlight, most atomic.Int32
+	cs, created := eventsAPIServer(t, func(w http.ResponseWriter) bool {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for m := most.Load(); n > m; m = most.Load() {
@@ -409,15 +408,8 @@ func TestRecorderBoundsWritesInFlight(t *testing.T) {
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
-		body, _ := io.ReadAll(r.Body)
-		created.Add(1)
-		w.Header().Set("Content-Type", r.Header.Get("Content-Type")) // the request echoed
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
-	require.NoError(t, err)
+		return true
+	})
 	r := startRecorder(t, cs, events.Options{})
 	const n = 40
 	for i := range n {
@@ -450,7 +442,7 @@ func TestRecorderBurstDoesNotStayInMemory(t *testing.T) {
 		cs.ClearActions() // the fake keeps every request
 		goruntime.GC()
 		goruntime.ReadMemStats(&after)
-		// Without the rotation: about 1 KiB per Event, for minutes.
+		// Without the rotation the broadcaster keeps every Event for minutes.
 		assert.Less(c, int64(after.HeapAlloc)-int64(before.HeapAlloc), int64(n*1024/4), "heap kept after the burst")
 	}, 10*time.Second, 200*time.Millisecond)
 }
@@ -460,24 +452,16 @@ func TestRecorderBurstDoesNotStayInMemory(t *testing.T) {
 func TestRecorderRotationKeepsRetries(t *testing.T) {
 	t.Parallel()
 	var up atomic.Bool
-	var created atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !up.Load() { // a transport error, which client-go retries
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				_ = conn.Close()
-			}
-			return
+	cs, created := eventsAPIServer(t, func(w http.ResponseWriter) bool {
+		if up.Load() {
+			return true
 		}
-		body, _ := io.ReadAll(r.Body)
-		created.Add(1)
-		w.Header().Set("Content-Type", r.Header.Get("Content-Type")) // the request echoed
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(srv.Close)
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
-	require.NoError(t, err)
+		// A transport error, which client-go retries.
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return false
+	})
 	r := startRecorder(t, cs, events.Options{})
 	const n = events.RotateEvery + 10 // the first RotateEvery go to a broadcaster that retires
 	for i := range n {
@@ -488,7 +472,30 @@ func TestRecorderRotationKeepsRetries(t *testing.T) {
 	}
 	time.Sleep(time.Second) // the rotation happens, writes fail
 	up.Store(true)
-	require.Eventually(t, func() bool { return created.Load() == n }, 40*time.Second, 50*time.Millisecond, "Events written once the API server is back: %d of %d", &created, n)
+	require.Eventually(t, func() bool { return created.Load() == n }, 40*time.Second, 50*time.Millisecond, "Events written once the API server is back: %d of %d", created, n)
+}
+
+// eventsAPIServer is an API server for Event writes (client-go's fake
+// clientset answers one call at a time): each request first goes to
+// before, and when it returns true the Event is created (its body echoed)
+// and counted.
+func eventsAPIServer(t *testing.T, before func(http.ResponseWriter) bool) (kubernetes.Interface, *atomic.Int32) {
+	t.Helper()
+	var created atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !before(w) {
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		created.Add(1)
+		w.Header().Set("Content-Type", r.Header.Get("Content-Type"))
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: -1})
+	require.NoError(t, err)
+	return cs, &created
 }
 
 func TestNewNeedsClient(t *testing.T) {
