@@ -399,7 +399,7 @@ func TestRecorderNeverBlocks(t *testing.T) {
 func TestRecorderBoundsWritesInFlight(t *testing.T) {
 	t.Parallel()
 	var inFlight, most atomic.Int32
-	cs, created := eventsAPIServer(t, func(w http.ResponseWriter) bool {
+	cs, created := eventsAPIServer(t, func(http.ResponseWriter) bool {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for m := most.Load(); n > m; m = most.Load() {
