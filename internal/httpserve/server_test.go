@@ -19,10 +19,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestServeAndStop(t *testing.T) {
 	t.Parallel()
-	s := httpserve.New("test server", zap.NewNop())
-	assert.Nil(t, s.Addr())
-	require.NoError(t, s.Stop(context.Background()), "stop before start")
-
 	release := make(chan struct{})
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
@@ -30,12 +26,17 @@ func TestServeAndStop(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "ok")
 	})
-	require.NoError(t, s.Start("127.0.0.1:0", &http.Server{Handler: handler, ReadHeaderTimeout: time.Second}, false))
-	require.Error(t, s.Start("127.0.0.1:0", &http.Server{ReadHeaderTimeout: time.Second}, false), "started twice")
+	s, err := httpserve.New("test server", "127.0.0.1:0", handler, zap.NewNop())
+	require.NoError(t, err)
+	assert.Nil(t, s.Addr())
+	require.NoError(t, s.Stop(context.Background()), "stop before start")
 
-	other := httpserve.New("other", zap.NewNop())
-	err := other.Start(s.Addr().String(), &http.Server{ReadHeaderTimeout: time.Second}, false)
-	require.ErrorContains(t, err, "other: listen on", "a taken port fails Start")
+	require.NoError(t, s.Start(t.Context()))
+	require.ErrorContains(t, s.Start(t.Context()), "test server: already started")
+
+	other, err := httpserve.New("other", s.Addr().String(), handler, zap.NewNop())
+	require.NoError(t, err)
+	require.ErrorContains(t, other.Start(t.Context()), "other: listen on", "a taken port fails Start")
 
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Get("http://" + s.Addr().String() + "/")
@@ -61,10 +62,11 @@ func TestServeAndStop(t *testing.T) {
 
 func TestStopGivesUpAtTheDeadline(t *testing.T) {
 	t.Parallel()
-	s := httpserve.New("test server", zap.NewNop())
 	release := make(chan struct{})
 	defer close(release)
-	require.NoError(t, s.Start("127.0.0.1:0", &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }), ReadHeaderTimeout: time.Second}, false))
+	s, err := httpserve.New("test server", "127.0.0.1:0", http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }), zap.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, s.Start(t.Context()))
 	go func() {
 		resp, err := http.Get("http://" + s.Addr().String() + "/")
 		if err == nil {
@@ -75,4 +77,16 @@ func TestStopGivesUpAtTheDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	assert.ErrorContains(t, s.Stop(ctx), "test server: shutdown")
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	_, err := httpserve.New("test server", "8080", http.NotFoundHandler(), nil)
+	require.ErrorContains(t, err, `test server: bind address "8080"`)
+
+	off, err := httpserve.New("test server", httpserve.DisabledAddress, http.NotFoundHandler(), nil)
+	require.NoError(t, err)
+	require.True(t, off.Disabled())
+	require.NoError(t, off.Start(t.Context()), "a disabled server starts as a no-op")
+	assert.Nil(t, off.Addr())
 }

@@ -9,11 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/hexagonal-operator/operator/internal/background"
 )
 
 // Files name a certificate and its key in a folder; the names default to
@@ -35,7 +36,7 @@ const DefaultPollInterval = 3 * time.Second
 // events: that follows a Secret volume's symlink swap for free, and a pair
 // caught half-written is retried on the next tick.
 type FileSource struct {
-	background
+	background.Loop
 	use      string
 	files    Files
 	interval time.Duration
@@ -64,13 +65,16 @@ func NewFileSource(use string, files Files, interval time.Duration, reads Reads,
 // Start loads the pair, failing when it is missing or invalid, and then
 // re-reads it in the background.
 func (s *FileSource) Start(context.Context) error {
-	return s.start(s.use+" certificate files", func() error {
-		if _, err := s.reload(); err != nil {
-			return err
-		}
-		s.logLoaded()
-		return nil
-	}, s.poll)
+	if _, err := s.reload(); err != nil {
+		return err
+	}
+	s.logLoaded()
+	return s.Loop.Start(s.use+" certificate files", s.poll)
+}
+
+// Stop ends the polling, waiting for it within ctx.
+func (s *FileSource) Stop(ctx context.Context) error {
+	return s.Loop.Stop(ctx, s.use+" certificate files")
 }
 
 // GetCertificate returns the current pair.
@@ -143,48 +147,4 @@ func (s *FileSource) read() (*tls.Certificate, []byte, error) {
 func (s *FileSource) logLoaded() {
 	c := s.cert.Load()
 	s.log.Info(s.use+" certificate loaded", zap.String("dir", s.files.Dir), zap.Strings("dnsNames", c.Leaf.DNSNames), zap.Time("notAfter", c.Leaf.NotAfter))
-}
-
-// background is a source's loop, run from Start until Stop.
-type background struct {
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-// start runs first and then loop in the background; it fails when started
-// already.
-func (b *background) start(what string, first func() error, loop func(context.Context)) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.done != nil {
-		return fmt.Errorf("%s: already started", what)
-	}
-	if err := first(); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	b.cancel, b.done = cancel, make(chan struct{})
-	go func(done chan struct{}) {
-		defer close(done)
-		loop(ctx)
-	}(b.done)
-	return nil
-}
-
-// Stop ends the background loop, waiting for it within ctx.
-func (b *background) Stop(ctx context.Context) error {
-	b.mu.Lock()
-	cancel, done := b.cancel, b.done
-	b.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("stop certificate source: %w", ctx.Err())
-	}
 }

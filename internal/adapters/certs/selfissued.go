@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/hexagonal-operator/operator/internal/background"
 )
 
 // Keys of the kubernetes.io/tls Secret that self mode keeps: ca.crt is the
@@ -117,7 +119,7 @@ const conflictAttempts = 5
 // a refresh: the bundle is restored, or this replica catches up with
 // another's rotation.
 type SelfIssued struct {
-	background
+	background.Loop
 	opts    SelfOptions
 	client  kubernetes.Interface
 	log     *zap.Logger
@@ -153,7 +155,10 @@ func NewSelfIssued(opts SelfOptions, client kubernetes.Interface, logger *zap.Lo
 // CA bundle, then refreshes and watches the targets in the background. It
 // fails only when no certificate can be had.
 func (s *SelfIssued) Start(ctx context.Context) error {
-	return s.start("self-issued webhook certificate", func() error { return s.refresh(ctx) }, func(loop context.Context) {
+	if err := s.refresh(ctx); err != nil {
+		return err
+	}
+	return s.Loop.Start("self-issued webhook certificate", func(loop context.Context) {
 		var wg sync.WaitGroup
 		for _, t := range s.targets {
 			if wt, ok := t.(*target); ok {
@@ -163,6 +168,11 @@ func (s *SelfIssued) Start(ctx context.Context) error {
 		s.run(loop)
 		wg.Wait()
 	})
+}
+
+// Stop ends the refreshes and watches, waiting for them within ctx.
+func (s *SelfIssued) Stop(ctx context.Context) error {
+	return s.Loop.Stop(ctx, "self-issued webhook certificate")
 }
 
 // GetCertificate returns the current serving certificate.

@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -29,12 +28,7 @@ type Options struct {
 }
 
 // Server serves /healthz and /readyz over plain HTTP.
-type Server struct {
-	opts    Options
-	log     *zap.Logger
-	handler http.Handler
-	http    *httpserve.Server
-}
+type Server struct{ *httpserve.Server }
 
 // New returns a server for the liveness and readiness checks. Names must be
 // unique within a probe, non-empty and without "/". It does no I/O.
@@ -43,11 +37,6 @@ func New(opts Options, healthz, readyz []Check, log *zap.Logger) (*Server, error
 	opts.CheckTimeout = cmp.Or(max(opts.CheckTimeout, 0), 800*time.Millisecond)
 	if log == nil {
 		log = zap.NewNop()
-	}
-	if opts.BindAddress != "0" {
-		if _, _, err := net.SplitHostPort(opts.BindAddress); err != nil {
-			return nil, fmt.Errorf("health server: bind address %q: %w", opts.BindAddress, err)
-		}
 	}
 	mux := http.NewServeMux()
 	for name, checks := range map[string][]Check{"healthz": healthz, "readyz": readyz} {
@@ -58,31 +47,19 @@ func New(opts Options, healthz, readyz []Check, log *zap.Logger) (*Server, error
 		mux.Handle("/"+name, pr)
 		mux.Handle("/"+name+"/", pr)
 	}
-	return &Server{opts: opts, log: log, handler: mux, http: httpserve.New("health server", log)}, nil
+	srv, err := httpserve.New("health server", opts.BindAddress, mux, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{srv}, nil
 }
-
-// Handler serves both probes; it is what the server listens with.
-func (s *Server) Handler() http.Handler { return s.handler }
 
 // Start listens (so a taken port fails Start) and serves in the background.
-func (s *Server) Start(context.Context) error {
-	if s.opts.BindAddress == "0" {
-		return nil
-	}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: zap.NewStdLog(s.log)}
-	if err := s.http.Start(s.opts.BindAddress, srv, false); err != nil {
-		return err
-	}
-	s.log.Info("serving health probes", zap.String("address", s.http.Addr().String()))
-	return nil
-}
-
-// Addr is the address the server listens on once started, nil before.
-func (s *Server) Addr() net.Addr { return s.http.Addr() }
+func (s *Server) Start(ctx context.Context) error { return s.Server.Start(ctx) }
 
 // Stop finishes in-flight probes and closes the listener, or gives up when
 // ctx ends.
-func (s *Server) Stop(ctx context.Context) error { return s.http.Stop(ctx) }
+func (s *Server) Stop(ctx context.Context) error { return s.Server.Stop(ctx) }
 
 // probe is one of /healthz or /readyz with its checks, answering as the
 // Kubernetes API server's probes do.

@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/hexagonal-operator/operator/internal/background"
 )
 
 // APIServerCheckName names the API server check.
@@ -94,10 +96,7 @@ type APIServerProbe struct {
 	desc     *prometheus.Desc
 
 	state atomic.Int32
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	loop  background.Loop
 }
 
 var _ prometheus.Collector = (*APIServerProbe)(nil)
@@ -156,35 +155,12 @@ func (p *APIServerProbe) Reachable() (ok, known bool) {
 
 // Start probes at once and then every interval until Stop.
 func (p *APIServerProbe) Start(context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done != nil {
-		return errors.New("api server probe: already started")
-	}
-	ctx, cancel := context.WithCancel(context.Background()) // until Stop, not the start context
-	p.cancel, p.done = cancel, make(chan struct{})
-	go func(done chan struct{}) {
-		defer close(done)
-		p.run(ctx)
-	}(p.done)
-	return nil
+	return p.loop.Start("api server probe", p.run)
 }
 
 // Stop ends probing and waits for a probe in flight, or until ctx ends.
 func (p *APIServerProbe) Stop(ctx context.Context) error {
-	p.mu.Lock()
-	cancel, done := p.cancel, p.done
-	p.mu.Unlock()
-	if done == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("api server probe: stop: %w", ctx.Err())
-	}
+	return p.loop.Stop(ctx, "api server probe")
 }
 
 func (p *APIServerProbe) run(ctx context.Context) {

@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/hexagonal-operator/operator/internal/background"
 )
 
 // Defaults applied by [Options] fields left zero; they are client-go's and
@@ -111,8 +113,8 @@ type Elector struct {
 	leading  bool
 	finished bool // the elector has returned: a late start must not lead
 	stopping bool
-	cancel   context.CancelFunc
-	done     chan struct{} // closed when the elector has returned (and released)
+
+	loop background.Loop // runs client-go's elector until Stop
 }
 
 // New returns an elector for opts, registering its metrics on reg when
@@ -218,39 +220,17 @@ func (e *Elector) Start(context.Context) error {
 	if e.le == nil {
 		return nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.done != nil {
-		return errors.New("leader election: already started")
-	}
-	// Not the start context: campaigning goes on until Stop.
-	ctx, cancel := context.WithCancel(context.Background())
-	e.cancel, e.done = cancel, make(chan struct{})
 	e.log.Info("campaigning for leadership")
-	go func(done chan struct{}) {
-		defer close(done)
-		e.le.Run(ctx)
-	}(e.done)
-	return nil
+	return e.loop.Start("leader election", e.le.Run)
 }
 
 // Stop stops campaigning and, when leading, releases the Lease. It returns
 // when the Lease has been released or ctx ends.
 func (e *Elector) Stop(ctx context.Context) error {
 	e.mu.Lock()
-	cancel, done := e.cancel, e.done
 	e.stopping = true
 	e.mu.Unlock()
-	if done == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("leader election: release lease: %w", ctx.Err())
-	}
+	return e.loop.Stop(ctx, "leader election")
 }
 
 // startedLeading runs, in a goroutine of client-go's, once the Lease is

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -43,12 +42,9 @@ type CertSource interface {
 
 // Server serves the registry's metrics at /metrics.
 type Server struct {
-	opts     Options
-	gatherer prometheus.Gatherer
-	log      *zap.Logger
-	auth     *authFilter
-	certs    CertSource
-	http     *httpserve.Server
+	*httpserve.Server
+	opts  Options
+	certs CertSource
 }
 
 // New returns a server for gatherer; certs and client are needed (and
@@ -61,37 +57,23 @@ func New(opts Options, certs CertSource, gatherer prometheus.Gatherer, client ku
 	if log == nil {
 		log = zap.NewNop()
 	}
-	s := &Server{opts: opts, gatherer: gatherer, log: log, certs: certs, http: httpserve.New("metrics server", log)}
-	if s.Disabled() {
-		return s, nil
+	if opts.Secure && opts.BindAddress != httpserve.DisabledAddress && (client == nil || certs == nil) {
+		return nil, errors.New("metrics server: secure mode needs a certificate, and a Kubernetes client for TokenReview and SubjectAccessReview")
 	}
-	if _, _, err := net.SplitHostPort(opts.BindAddress); err != nil {
-		return nil, fmt.Errorf("metrics server: bind address %q: %w", opts.BindAddress, err)
-	}
-	if opts.Secure {
-		if client == nil || certs == nil {
-			return nil, errors.New("metrics server: secure mode needs a certificate, and a Kubernetes client for TokenReview and SubjectAccessReview")
-		}
-		s.auth = newAuthFilter(client, log, time.Now)
-	}
-	return s, nil
-}
-
-// Disabled reports whether the bind address turned the server off.
-func (s *Server) Disabled() bool { return s.opts.BindAddress == "0" }
-
-// Handler is the HTTP handler the server serves, authentication included in
-// secure mode.
-func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{
+	mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.HTTPErrorOnError,
-		ErrorLog:      zap.NewStdLog(s.log),
+		ErrorLog:      zap.NewStdLog(log),
 	}))
-	if s.auth != nil {
-		return s.auth.wrap(mux)
+	var handler http.Handler = mux
+	if opts.Secure {
+		handler = newAuthFilter(client, log, time.Now).wrap(mux)
 	}
-	return mux
+	srv, err := httpserve.New("metrics server", opts.BindAddress, handler, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{Server: srv, opts: opts, certs: certs}, nil
 }
 
 // Start listens (so a taken port fails Start) and serves in the background.
@@ -99,12 +81,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if s.Disabled() {
 		return nil
 	}
-	srv := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          zap.NewStdLog(s.log),
-		Protocols:         new(http.Protocols),
-	}
+	srv := &http.Server{Protocols: new(http.Protocols)}
 	srv.Protocols.SetHTTP1(true)
 	if s.opts.Secure {
 		if err := s.certs.Start(ctx); err != nil {
@@ -113,21 +90,16 @@ func (s *Server) Start(ctx context.Context) error {
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: s.certs.GetCertificate}
 		srv.Protocols.SetHTTP2(s.opts.EnableHTTP2)
 	}
-	if err := s.http.Start(s.opts.BindAddress, srv, s.opts.Secure); err != nil {
+	if err := s.Serve(srv, s.opts.Secure, zap.Bool("secure", s.opts.Secure)); err != nil {
 		return errors.Join(err, s.stopCerts(ctx))
 	}
-	s.log.Info("serving metrics", zap.String("address", s.http.Addr().String()), zap.Bool("secure", s.opts.Secure))
 	return nil
 }
-
-// Addr is the address the server listens on once started (useful with
-// ":0"), nil before.
-func (s *Server) Addr() net.Addr { return s.http.Addr() }
 
 // Stop finishes in-flight scrapes and closes the listener, or gives up
 // when ctx ends, then stops the certificate source.
 func (s *Server) Stop(ctx context.Context) error {
-	return errors.Join(s.http.Stop(ctx), s.stopCerts(ctx))
+	return errors.Join(s.Server.Stop(ctx), s.stopCerts(ctx))
 }
 
 func (s *Server) stopCerts(ctx context.Context) error {

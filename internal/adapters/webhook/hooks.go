@@ -125,23 +125,13 @@ func MutatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *ad
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "MutatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 	}
-	for _, h := range byPath(hooks) {
-		if h.Type != MutatingHook {
-			continue
-		}
+	for _, h := range rows(hooks, MutatingHook) {
+		w := h.webhook(svc)
 		out.Webhooks = append(out.Webhooks, admissionregistrationv1.MutatingWebhook{
-			Name:                    h.Name,
-			ClientConfig:            svc.clientConfig(h.Path),
-			Rules:                   h.rules(),
-			FailurePolicy:           ptrOrNil(h.FailurePolicy),
-			MatchPolicy:             ptrOrNil(h.MatchPolicy),
-			NamespaceSelector:       h.NamespaceSelector,
-			ObjectSelector:          h.ObjectSelector,
-			SideEffects:             ptrOrNil(h.SideEffects),
-			TimeoutSeconds:          ptrOrNil(h.TimeoutSeconds),
-			AdmissionReviewVersions: []string{"v1"},
-			MatchConditions:         h.MatchConditions,
-			ReinvocationPolicy:      ptrOrNil(h.ReinvocationPolicy),
+			Name: w.Name, ClientConfig: w.ClientConfig, Rules: w.Rules,
+			FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy, SideEffects: w.SideEffects, TimeoutSeconds: w.TimeoutSeconds,
+			NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector, MatchConditions: w.MatchConditions,
+			AdmissionReviewVersions: w.AdmissionReviewVersions, ReinvocationPolicy: ptrOrNil(h.ReinvocationPolicy),
 		})
 	}
 	return out
@@ -153,30 +143,36 @@ func ValidatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *
 		TypeMeta:   metav1.TypeMeta{APIVersion: admissionregistrationv1.SchemeGroupVersion.String(), Kind: "ValidatingWebhookConfiguration"},
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 	}
-	for _, h := range byPath(hooks) {
-		if h.Type != ValidatingHook {
-			continue
-		}
-		out.Webhooks = append(out.Webhooks, admissionregistrationv1.ValidatingWebhook{
-			Name:                    h.Name,
-			ClientConfig:            svc.clientConfig(h.Path),
-			Rules:                   h.rules(),
-			FailurePolicy:           ptrOrNil(h.FailurePolicy),
-			MatchPolicy:             ptrOrNil(h.MatchPolicy),
-			NamespaceSelector:       h.NamespaceSelector,
-			ObjectSelector:          h.ObjectSelector,
-			SideEffects:             ptrOrNil(h.SideEffects),
-			TimeoutSeconds:          ptrOrNil(h.TimeoutSeconds),
-			AdmissionReviewVersions: []string{"v1"},
-			MatchConditions:         h.MatchConditions,
-		})
+	for _, h := range rows(hooks, ValidatingHook) {
+		out.Webhooks = append(out.Webhooks, h.webhook(svc))
 	}
 	return out
 }
 
-// byPath orders the rows, which an fx group gives in no particular order.
-func byPath(hooks []Hook) []Hook {
-	return slices.SortedFunc(slices.Values(hooks), func(a, b Hook) int { return strings.Compare(a.Path, b.Path) })
+// webhook is the row's configuration entry; a mutating one adds its
+// reinvocation policy.
+func (h Hook) webhook(svc ServiceRef) admissionregistrationv1.ValidatingWebhook {
+	return admissionregistrationv1.ValidatingWebhook{
+		Name:                    h.Name,
+		ClientConfig:            svc.clientConfig(h.Path),
+		Rules:                   h.rules(),
+		FailurePolicy:           ptrOrNil(h.FailurePolicy),
+		MatchPolicy:             ptrOrNil(h.MatchPolicy),
+		NamespaceSelector:       h.NamespaceSelector,
+		ObjectSelector:          h.ObjectSelector,
+		SideEffects:             ptrOrNil(h.SideEffects),
+		TimeoutSeconds:          ptrOrNil(h.TimeoutSeconds),
+		AdmissionReviewVersions: []string{"v1"},
+		MatchConditions:         h.MatchConditions,
+	}
+}
+
+// rows are the hooks of type t ordered by path, which an fx group gives in
+// no particular order.
+func rows(hooks []Hook, t HookType) []Hook {
+	hooks = slices.DeleteFunc(slices.Clone(hooks), func(h Hook) bool { return h.Type != t })
+	slices.SortFunc(hooks, func(a, b Hook) int { return strings.Compare(a.Path, b.Path) })
+	return hooks
 }
 
 func ptrOrNil[T comparable](v T) *T {
