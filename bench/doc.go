@@ -65,8 +65,11 @@
 //     process running only the chaospod controller). Then the measured
 //     process starts with --controllers=replicaset: ready is process start
 //     to /readyz 200 with all of that to list, labeled is process start to
-//     the last label seen, rss is VmRSS from /proc/<pid>/status 10 s after
-//     that, heap is go_memstats_heap_inuse_bytes at the same moment.
+//     the last label seen; then, 10 s after that, the driver waits for the
+//     process's next garbage collection (the Go runtime runs one at least
+//     every 2 min) and reads rss, VmRSS from /proc/<pid>/status, and heap,
+//     go_memstats_heap_inuse_bytes, right after it: the heap the process
+//     keeps, without garbage it happened not to have collected yet.
 //   - chaos: 100 v1 ChaosPods without nextStop, so the operator
 //     (--controllers=chaospod) gives each Pod a random 10 s or 20 s life
 //     (with --chaos-interval, v2 ChaosPods with that spec.stop.interval),

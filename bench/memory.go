@@ -16,6 +16,10 @@ import (
 // the initial list.
 const memorySettle = 10 * time.Second
 
+// gcWait bounds the wait for the operator's next garbage collection after
+// settling: the Go runtime forces one two minutes after the last.
+const gcWait = 150 * time.Second
+
 // memory: the operator's footprint with ReplicaSets and the Pods they own
 // in its caches. There is no kube-controller-manager, so the Pods are
 // created here with controller owner references, as the ReplicaSet
@@ -61,19 +65,7 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case <-time.After(memorySettle):
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if err := op.alive(); err != nil {
-		return nil, err
-	}
-	rss, err := op.rss()
-	if err != nil {
-		return nil, err
-	}
-	heap, err := op.metric(ctx, "go_memstats_heap_inuse_bytes")
+	rss, heap, err := op.settledMemory(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -83,8 +75,46 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 		durationOf("ready", ready),
 		durationOf("labeled", at.Sub(op.started)),
 		bytesOf("rss", rss),
-		bytesOf("heap", int64(heap)),
+		bytesOf("heap", heap),
 	}, nil
+}
+
+// settledMemory idles memorySettle, waits for the operator's next garbage
+// collection and reads its RSS and heap in use right after it: the heap is
+// then what the process keeps, not also the garbage it had yet to collect,
+// which depends on when its last cycle happened to run.
+func (op *operator) settledMemory(ctx context.Context) (rss, heap int64, err error) {
+	select {
+	case <-time.After(memorySettle):
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	}
+	settled := time.Now()
+	for {
+		last, err := op.metric(ctx, "go_memstats_last_gc_time_seconds")
+		if err != nil {
+			return 0, 0, err
+		}
+		if last >= float64(settled.UnixNano())/1e9 {
+			break
+		}
+		if time.Since(settled) > gcWait {
+			return 0, 0, fmt.Errorf("operator ran no garbage collection within %s of settling", gcWait)
+		}
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			return 0, 0, ctx.Err()
+		}
+	}
+	if err := op.alive(); err != nil {
+		return 0, 0, err
+	}
+	if rss, err = op.rss(); err != nil {
+		return 0, 0, err
+	}
+	h, err := op.metric(ctx, "go_memstats_heap_inuse_bytes")
+	return rss, int64(h), err
 }
 
 // seedPods creates n Pods spread over owners while an operator process

@@ -108,19 +108,7 @@ func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (_
 	if err != nil {
 		return nil, err
 	}
-	select {
-	case <-time.After(memorySettle):
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if err := op.alive(); err != nil {
-		return nil, err
-	}
-	rss, err := op.rss()
-	if err != nil {
-		return nil, err
-	}
-	heap, err := op.metric(ctx, "go_memstats_heap_inuse_bytes")
+	rss, heap, err := op.settledMemory(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -138,8 +126,8 @@ func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (_
 		ratioOf("ratio", written.Seconds()/ceiling.Seconds()),
 		countOf("events", events),
 		bytesOf("rss", rss),
-		bytesOf("heap", int64(heap)),
-		sizeOf("per-object", heap/float64(n+pods)),
+		bytesOf("heap", heap),
+		sizeOf("per-object", float64(heap)/float64(n+pods)),
 	}, spent...), nil
 }
 
