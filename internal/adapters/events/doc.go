@@ -7,10 +7,13 @@
 // Events, since each keeps what it wrote for minutes.
 //
 // Recording is best effort, as the port promises: a reconcile never waits
-// for the API server, and at most [MaxConcurrentWrites] Event writes reach
-// it at once. Events dropped (recorded while the recorder is not
-// running, about an object of a kind outside its scheme, of an unknown
-// type, or rejected by the API server) are counted in
+// for the API server. An Event waits in the recorder's queue of
+// [QueueLength] until few writes are in flight, and only then goes to the
+// broadcaster, which starts a goroutine for each; at most
+// [MaxConcurrentWrites] Event writes reach the API server at once. Events
+// dropped (recorded while the recorder is not running, about an object of
+// a kind outside its scheme, of an unknown type, rejected by the API
+// server, or with the queue full) are counted in
 // operator_events_dropped_total{cause}. The scheme names the kinds of
 // typed objects: client-go's plus [Options.AddToScheme], never a global one.
 //

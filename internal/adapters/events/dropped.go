@@ -13,6 +13,7 @@ const (
 	DropNotRunning = "not_running" // recorded before Start or after Stop
 	DropInvalid    = "invalid"     // no reference to its object, or an unknown type
 	DropRejected   = "rejected"    // the API server refused it (invalid, forbidden)
+	DropOverflow   = "overflow"    // QueueLength Events were already waiting
 )
 
 // newDropped makes DroppedMetric with a series per cause from the start,
@@ -22,7 +23,7 @@ func newDropped() *prometheus.CounterVec {
 		Name: DroppedMetric,
 		Help: "Events the recorder gave up on, by cause.",
 	}, []string{"cause"})
-	for _, c := range []string{DropNotRunning, DropInvalid, DropRejected} {
+	for _, c := range []string{DropNotRunning, DropInvalid, DropRejected, DropOverflow} {
 		v.WithLabelValues(c)
 	}
 	return v

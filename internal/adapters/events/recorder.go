@@ -45,6 +45,21 @@ const settle = 100 * time.Millisecond
 // goes; a repeat after the change starts a new series.
 const RotateEvery = 1024
 
+// QueueLength is how many Events may wait for the API server; one more is
+// dropped (cause "overflow"). The queue holds what a burst records faster
+// than the writes go, so that client-go's broadcaster, which starts a
+// goroutine for every Event it is handed, is handed them only as fast as
+// they are written: goroutines, once made, stay in the runtime for good.
+const QueueLength = 1 << 15
+
+// handAhead is how many writes may be begun and not ended before the
+// queue waits; twice the slots, so a slot freed finds the next write ready.
+const handAhead = 2 * MaxConcurrentWrites
+
+// arrival bounds the wait for a handed Event to reach the sink: a repeat
+// joins its series without a write, and never arrives.
+const arrival = 5 * time.Millisecond
+
 // retireGrace bounds how long an old broadcaster's writes may go on (client-go
 // retries a failing one for about two minutes).
 const retireGrace = 2 * time.Minute
@@ -63,7 +78,10 @@ type Recorder struct {
 	log      *zap.Logger
 	dropped  *prometheus.CounterVec
 	client   kubernetes.Interface
-	slots    chan struct{} // shared by every broadcaster's sink
+	flow     *flow // shared by every broadcaster's sink
+	queue    chan *queued
+	drain    chan struct{} // closed by Stop: hand what is queued, then return
+	pumped   chan struct{} // closed when the queue's goroutine has returned
 	retiring sync.WaitGroup
 	// retireCtx bounds old broadcasters' writes; cut when Stop's ends.
 	retireCtx context.Context
@@ -72,6 +90,13 @@ type Recorder struct {
 	mu      sync.RWMutex // guards what follows
 	current *generation  // nil when not running
 	started bool
+	running bool // Events are queued
+}
+
+// queued is an Event waiting for its turn.
+type queued struct {
+	regarding                       *corev1.ObjectReference
+	eventType, reason, action, note string
 }
 
 // generation is one client-go broadcaster and the sink it writes to.
@@ -107,7 +132,11 @@ func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder,
 			return nil, fmt.Errorf("event recorder: build scheme: %w", err)
 		}
 	}
-	r := &Recorder{scheme: scheme, log: log, dropped: newDropped(), client: client, slots: make(chan struct{}, MaxConcurrentWrites)}
+	r := &Recorder{
+		scheme: scheme, log: log, dropped: newDropped(), client: client,
+		flow:  &flow{slots: make(chan struct{}, MaxConcurrentWrites), moved: make(chan struct{}, 1)},
+		queue: make(chan *queued, QueueLength), drain: make(chan struct{}), pumped: make(chan struct{}),
+	}
 	r.retireCtx, r.cut = context.WithCancel(context.Background())
 	return r, nil
 }
@@ -123,13 +152,53 @@ func (r *Recorder) Start(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("event recorder: start: %w", err)
 	}
-	r.current, r.started = g, true
+	r.current, r.started, r.running = g, true, true
+	go r.pump()
 	return nil
+}
+
+// pump hands the queued Events to the broadcaster, until Stop.
+func (r *Recorder) pump() {
+	defer close(r.pumped)
+	for {
+		var q *queued
+		select {
+		case q = <-r.queue:
+		case <-r.drain:
+			select {
+			case q = <-r.queue:
+			default:
+				return
+			}
+		}
+		if !r.hand(q) {
+			return // cut by Stop's context
+		}
+	}
+}
+
+// hand passes q to the current broadcaster once fewer than handAhead
+// writes are begun and not ended, and waits for it to reach the sink. It
+// returns false when Stop's context has ended.
+func (r *Recorder) hand(q *queued) bool {
+	f, cut := r.flow, r.retireCtx
+	if !f.wait(cut, 0, func() bool { return f.active.Load() < handAhead }) {
+		return false
+	}
+	r.mu.RLock()
+	g := r.current
+	r.mu.RUnlock()
+	began := f.began.Load()
+	g.recorder.Eventf(q.regarding, nil, q.eventType, q.reason, q.action, "%s", q.note)
+	if g.handed.Add(1) == RotateEvery {
+		go r.rotate(g)
+	}
+	return f.wait(cut, arrival, func() bool { return f.began.Load() != began })
 }
 
 // newGeneration starts a broadcaster writing to a sink of its own.
 func (r *Recorder) newGeneration() (*generation, error) {
-	g := &generation{sink: &sink{EventSink: &events.EventSinkImpl{Interface: r.client.EventsV1()}, dropped: r.dropped, log: r.log, slots: r.slots, retrying: map[*eventsv1.Event]bool{}}}
+	g := &generation{sink: &sink{EventSink: &events.EventSinkImpl{Interface: r.client.EventsV1()}, dropped: r.dropped, log: r.log, flow: r.flow, retrying: map[*eventsv1.Event]bool{}}}
 	// Not the start context: recording goes on until the broadcaster goes.
 	ctx, cancel := context.WithCancel(context.Background())
 	b := events.NewBroadcaster(g.sink)
@@ -187,14 +256,20 @@ func (g *generation) retire(ctx context.Context, retries bool) error {
 // left are abandoned and Stop returns ctx's error.
 func (r *Recorder) Stop(ctx context.Context) error {
 	r.mu.Lock()
+	running := r.running
+	r.running = false
+	r.mu.Unlock()
+	if !running {
+		return nil
+	}
+	defer context.AfterFunc(ctx, r.cut)()
+	close(r.drain)
+	<-r.pumped
+	r.mu.Lock()
 	g := r.current
 	r.current = nil
 	r.mu.Unlock()
-	if g == nil {
-		return nil
-	}
 	err := g.retire(ctx, false)
-	defer context.AfterFunc(ctx, r.cut)()
 	r.retiring.Wait()
 	if err == nil {
 		err = ctx.Err()
@@ -229,16 +304,16 @@ func (g *generation) handedOver(ctx context.Context) error {
 // An empty action takes the reason's value, since the API server rejects an
 // Event without one.
 func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, note string, args ...any) {
-	// The read lock keeps Stop from shutting the broadcaster under us.
+	// The read lock keeps Stop from closing the queue's intake under us.
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	g := r.current
-	if g == nil {
+	if !r.running {
 		r.dropped.WithLabelValues(DropNotRunning).Inc()
 		r.log.Debug("event dropped, recorder not running", zap.String("reason", reason))
 		return
 	}
-	if _, err := reference.GetReference(r.scheme, regarding); err != nil {
+	ref, err := reference.GetReference(r.scheme, regarding)
+	if err != nil {
 		r.dropped.WithLabelValues(DropInvalid).Inc()
 		r.log.Error("event dropped, no reference to its object", zap.String("reason", reason), zap.Error(err))
 		return
@@ -256,9 +331,11 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 		msg = fmt.Sprintf(note, args...)
 	}
 	// Formatted here, so that a note with a % and no args stays as it is.
-	g.recorder.Eventf(regarding, nil, eventType, reason, action, "%s", truncate(msg, maxNoteLength))
-	if g.handed.Add(1) == RotateEvery {
-		go r.rotate(g)
+	select {
+	case r.queue <- &queued{regarding: ref, eventType: eventType, reason: reason, action: action, note: truncate(msg, maxNoteLength)}:
+	default:
+		r.dropped.WithLabelValues(DropOverflow).Inc()
+		r.log.Debug("event dropped, queue full", zap.String("reason", reason))
 	}
 }
 
@@ -281,13 +358,50 @@ func truncate(s string, n int) string {
 // reaches the API server at once, beside the writes reconciles wait for.
 const MaxConcurrentWrites = 4
 
+// flow is what every broadcaster's sink shares: the write slots, and the
+// writes begun, which the queue keeps few.
+type flow struct {
+	slots  chan struct{} // one per write in flight
+	active atomic.Int64  // writes begun (waiting for a slot or writing) and not ended
+	began  atomic.Uint64
+	moved  chan struct{} // signalled when a write begins or ends
+}
+
+func (f *flow) signal() {
+	select {
+	case f.moved <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns true once ok holds or limit (when not 0) has passed, and
+// false when ctx ends first.
+func (f *flow) wait(ctx context.Context, limit time.Duration, ok func() bool) bool {
+	var expired <-chan time.Time
+	if limit > 0 {
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		expired = t.C
+	}
+	for !ok() {
+		select {
+		case <-f.moved:
+		case <-expired:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
 // sink is the API server as the broadcaster writes to it. It counts the
 // Events the API server rejects, and knows when no write is in flight.
 type sink struct {
 	events.EventSink
 	dropped *prometheus.CounterVec
 	log     *zap.Logger
-	slots   chan struct{} // one per write in flight
+	flow    *flow
 
 	inflight atomic.Int64
 	calls    atomic.Uint64 // writes begun, so idle sees one that came and went
@@ -337,13 +451,22 @@ func (s *sink) Patch(ctx context.Context, e *eventsv1.Event, data []byte) (*even
 
 // begin waits for a write slot, within ctx.
 func (s *sink) begin(ctx context.Context) (end func(), err error) {
+	f := s.flow
 	s.calls.Add(1)
 	s.inflight.Add(1)
-	select {
-	case s.slots <- struct{}{}:
-		return func() { <-s.slots; s.inflight.Add(-1) }, nil
-	case <-ctx.Done():
+	f.began.Add(1)
+	f.active.Add(1)
+	f.signal()
+	done := func() {
 		s.inflight.Add(-1)
+		f.active.Add(-1)
+		f.signal()
+	}
+	select {
+	case f.slots <- struct{}{}:
+		return func() { <-f.slots; done() }, nil
+	case <-ctx.Done():
+		done()
 		return nil, ctx.Err()
 	}
 }
