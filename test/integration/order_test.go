@@ -15,7 +15,10 @@ import (
 	"github.com/hexagonal-operator/operator/test/controlplane"
 )
 
-// hookOrder records the functions of the OnStart and OnStop hooks fx runs.
+// hookOrder records the OnStart and OnStop hooks fx runs, each as the
+// function that appended it and the hook's function: a server built on
+// internal/httpserve starts with httpserve's method, appended by its
+// adapter.
 type hookOrder struct {
 	mu          sync.Mutex
 	start, stop []string
@@ -26,13 +29,13 @@ func (h *hookOrder) LogEvent(e fxevent.Event) {
 	defer h.mu.Unlock()
 	switch ev := e.(type) {
 	case *fxevent.OnStartExecuting:
-		h.start = append(h.start, ev.FunctionName)
+		h.start = append(h.start, ev.CallerName+" "+ev.FunctionName)
 	case *fxevent.OnStopExecuting:
-		h.stop = append(h.stop, ev.FunctionName)
+		h.stop = append(h.stop, ev.CallerName+" "+ev.FunctionName)
 	}
 }
 
-// index is the position of the first hook whose function contains part.
+// index is the position of the first hook whose names contain part.
 func index(t *testing.T, hooks []string, part string) int {
 	t.Helper()
 	i := slices.IndexFunc(hooks, func(h string) bool { return strings.Contains(h, part) })
@@ -69,7 +72,7 @@ func TestPartsStartInOrderAndStopInReverse(t *testing.T) {
 		"adapters/webhook.(*Server).Start",
 		"adapters/leaderelection.(*Elector).Start",
 		"adapters/events.(*Recorder).Start",
-		"adapters/health.(*Server).Start",
+		"adapters/health.newServer",
 		"adapters/controller.(*Controller).Start",
 	}
 	var at []int
@@ -80,7 +83,7 @@ func TestPartsStartInOrderAndStopInReverse(t *testing.T) {
 
 	stops := []string{
 		"adapters/controller.(*Controller).Stop",
-		"adapters/health.(*Server).Stop",
+		"adapters/health.newServer",
 		"adapters/events.(*Recorder).Stop",
 		"adapters/leaderelection.(*Elector).Stop",
 		"adapters/webhook.(*Server).Stop",

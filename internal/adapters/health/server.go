@@ -54,13 +54,6 @@ func New(opts Options, healthz, readyz []Check, log *zap.Logger) (*Server, error
 	return &Server{srv}, nil
 }
 
-// Start listens (so a taken port fails Start) and serves in the background.
-func (s *Server) Start(ctx context.Context) error { return s.Server.Start(ctx) }
-
-// Stop finishes in-flight probes and closes the listener, or gives up when
-// ctx ends.
-func (s *Server) Stop(ctx context.Context) error { return s.Server.Stop(ctx) }
-
 // probe is one of /healthz or /readyz with its checks, answering as the
 // Kubernetes API server's probes do.
 type probe struct {

@@ -2,7 +2,6 @@ package profiling
 
 import (
 	"cmp"
-	"context"
 	"net/http"
 	"net/http/pprof"
 
@@ -41,10 +40,3 @@ func New(opts Options, log *zap.Logger) (*Server, error) {
 	}
 	return &Server{srv}, nil
 }
-
-// Start listens (so a taken port fails Start) and serves in the background.
-func (s *Server) Start(ctx context.Context) error { return s.Server.Start(ctx) }
-
-// Stop finishes in-flight requests and closes the listener, or gives up when
-// ctx ends.
-func (s *Server) Stop(ctx context.Context) error { return s.Server.Stop(ctx) }
