@@ -410,40 +410,33 @@ type sink struct {
 	retrying map[*eventsv1.Event]bool // Events whose last write failed, which client-go retries
 }
 
+// Create, Update and Patch write in a slot and count what client-go
+// abandons; a series' create that finds its Event is retried as a patch,
+// and a patch that finds it gone as a create.
 func (s *sink) Create(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
-	end, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	out, err := s.EventSink.Create(ctx, e)
-	// A series whose Event already exists is retried as a patch.
-	if !(e.Series != nil && apierrors.IsAlreadyExists(err)) {
-		s.observe(err, e)
-	}
-	return out, err
+	return s.write(ctx, e, func() (*eventsv1.Event, error) { return s.EventSink.Create(ctx, e) },
+		func(err error) bool { return e.Series != nil && apierrors.IsAlreadyExists(err) })
 }
 
 func (s *sink) Update(ctx context.Context, e *eventsv1.Event) (*eventsv1.Event, error) {
-	end, err := s.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	out, err := s.EventSink.Update(ctx, e)
-	s.observe(err, e)
-	return out, err
+	return s.write(ctx, e, func() (*eventsv1.Event, error) { return s.EventSink.Update(ctx, e) },
+		func(error) bool { return false })
 }
 
 func (s *sink) Patch(ctx context.Context, e *eventsv1.Event, data []byte) (*eventsv1.Event, error) {
+	return s.write(ctx, e, func() (*eventsv1.Event, error) { return s.EventSink.Patch(ctx, e, data) }, apierrors.IsNotFound)
+}
+
+// write runs do once a write slot is free, within ctx, and observes its
+// error unless retriedAs says client-go goes on another way.
+func (s *sink) write(ctx context.Context, e *eventsv1.Event, do func() (*eventsv1.Event, error), retriedAs func(error) bool) (*eventsv1.Event, error) {
 	end, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	out, err := s.EventSink.Patch(ctx, e, data)
-	// A series whose Event is gone is created again.
-	if !apierrors.IsNotFound(err) {
+	out, err := do()
+	if !retriedAs(err) {
 		s.observe(err, e)
 	}
 	return out, err
