@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	clientmetrics "k8s.io/client-go/tools/metrics"
@@ -25,22 +24,19 @@ func init() {
 }
 
 // resultFanout forwards client-go's request results to every attached
-// counter. Attaching is rare and reading is on every request, so the list is
-// copied on write and read without a lock.
+// counter.
 type resultFanout struct {
-	mu      sync.Mutex // serialises writers of targets
-	targets atomic.Pointer[[]*prometheus.CounterVec]
+	mu      sync.RWMutex
+	targets []*prometheus.CounterVec
 }
 
 var _ clientmetrics.ResultMetric = (*resultFanout)(nil)
 
 // Increment implements client-go's metrics.ResultMetric.
 func (f *resultFanout) Increment(_ context.Context, code, method, host string) {
-	targets := f.targets.Load()
-	if targets == nil {
-		return
-	}
-	for _, c := range *targets {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, c := range f.targets {
 		c.WithLabelValues(code, method, host).Inc()
 	}
 }
@@ -48,26 +44,15 @@ func (f *resultFanout) Increment(_ context.Context, code, method, host string) {
 func (f *resultFanout) attach(c *prometheus.CounterVec) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var next []*prometheus.CounterVec
-	if cur := f.targets.Load(); cur != nil {
-		if slices.Contains(*cur, c) {
-			return
-		}
-		next = slices.Clone(*cur)
+	if !slices.Contains(f.targets, c) {
+		f.targets = append(f.targets, c)
 	}
-	next = append(next, c)
-	f.targets.Store(&next)
 }
 
 func (f *resultFanout) detach(c *prometheus.CounterVec) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	cur := f.targets.Load()
-	if cur == nil {
-		return
-	}
-	next := slices.DeleteFunc(slices.Clone(*cur), func(x *prometheus.CounterVec) bool { return x == c })
-	f.targets.Store(&next)
+	f.targets = slices.DeleteFunc(f.targets, func(x *prometheus.CounterVec) bool { return x == c })
 }
 
 // RESTClientMetrics is client-go's rest_client_requests_total{code,method,host}
