@@ -8,42 +8,19 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 )
 
-// ConvertFunc converts one serialized object to desiredAPIVersion without
-// changing its meaning.
-type ConvertFunc func(ctx context.Context, raw []byte, desiredAPIVersion string) ([]byte, error)
-
 // Conversion is a CRD conversion endpoint: the server answers
-// apiextensions.k8s.io/v1 ConversionReviews at Path with Convert.
+// apiextensions.k8s.io/v1 ConversionReviews at Path with Convert, which
+// converts one serialized object to desiredAPIVersion without changing its
+// meaning.
 type Conversion struct {
 	Path    string // also the `webhook` metric label
-	Convert ConvertFunc
+	Convert func(ctx context.Context, raw []byte, desiredAPIVersion string) ([]byte, error)
 }
-
-// The ConversionReview v1 wire shape, without k8s.io/apiextensions-apiserver.
-type conversionReview struct {
-	metav1.TypeMeta `json:",inline"`
-	Request         *conversionRequest  `json:"request,omitempty"`
-	Response        *conversionResponse `json:"response,omitempty"`
-}
-
-type conversionRequest struct {
-	UID               types.UID              `json:"uid"`
-	DesiredAPIVersion string                 `json:"desiredAPIVersion"`
-	Objects           []runtime.RawExtension `json:"objects"`
-}
-
-type conversionResponse struct {
-	UID              types.UID              `json:"uid"`
-	ConvertedObjects []runtime.RawExtension `json:"convertedObjects"`
-	Result           metav1.Status          `json:"result"`
-}
-
-const conversionReviewAPIVersion = "apiextensions.k8s.io/v1"
 
 // serveConversion answers a ConversionReview. A request that is not a v1
 // ConversionReview with a request and a UID gets an HTTP error; a failed
@@ -55,13 +32,13 @@ func (s *Server) serveConversion(c Conversion) func(http.ResponseWriter, *http.R
 		if !ok {
 			return
 		}
-		var review conversionReview
+		var review apiextensionsv1.ConversionReview
 		if err := json.Unmarshal(body, &review); err != nil {
 			out.code, out.problem = http.StatusBadRequest, fmt.Sprintf("decode ConversionReview: %v", err)
 			return
 		}
-		if review.APIVersion != conversionReviewAPIVersion || review.Kind != "ConversionReview" {
-			out.code, out.problem = http.StatusBadRequest, fmt.Sprintf("got apiVersion %q kind %q; this server speaks only %s ConversionReview", review.APIVersion, review.Kind, conversionReviewAPIVersion)
+		if review.APIVersion != apiextensionsv1.SchemeGroupVersion.String() || review.Kind != "ConversionReview" {
+			out.code, out.problem = http.StatusBadRequest, fmt.Sprintf("got apiVersion %q kind %q; this server speaks only apiextensions.k8s.io/v1 ConversionReview", review.APIVersion, review.Kind)
 			return
 		}
 		req := review.Request
@@ -74,7 +51,7 @@ func (s *Server) serveConversion(c Conversion) func(http.ResponseWriter, *http.R
 			out.code, out.problem = http.StatusBadRequest, "ConversionReview request without a uid"
 			return
 		}
-		resp := &conversionResponse{UID: req.UID, ConvertedObjects: make([]runtime.RawExtension, 0, len(req.Objects)), Result: metav1.Status{Status: metav1.StatusSuccess}}
+		resp := &apiextensionsv1.ConversionResponse{UID: req.UID, ConvertedObjects: make([]runtime.RawExtension, 0, len(req.Objects)), Result: metav1.Status{Status: metav1.StatusSuccess}}
 		for i, obj := range req.Objects {
 			converted, err := c.Convert(r.Context(), obj.Raw, req.DesiredAPIVersion)
 			if err != nil {
@@ -84,7 +61,7 @@ func (s *Server) serveConversion(c Conversion) func(http.ResponseWriter, *http.R
 			}
 			resp.ConvertedObjects = append(resp.ConvertedObjects, runtime.RawExtension{Raw: converted})
 		}
-		out.code, out.review = http.StatusOK, &conversionReview{TypeMeta: review.TypeMeta, Response: resp}
+		out.code, out.review = http.StatusOK, &apiextensionsv1.ConversionReview{TypeMeta: review.TypeMeta, Response: resp}
 		// Successes at debug: every read of a v2 object is one.
 		out.level = zapcore.DebugLevel
 		if resp.Result.Status != metav1.StatusSuccess {

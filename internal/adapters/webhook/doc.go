@@ -9,11 +9,8 @@
 // row; [MutatingWebhookConfiguration] and [ValidatingWebhookConfiguration]
 // render the same rows as manifests, which a test holds config/webhook to.
 //
-// Requests are measured under controller-runtime's metric names
-// (controller_runtime_webhook_*; label webhook is the path) and logged on
-// one line each. What requests hold in memory is bounded by a budget of
-// which one client address may hold half (budget.go); a request it cannot
-// take gets 429 with Retry-After. [Server.ReadinessCheck] passes once the
-// server completes a TLS handshake on its own port with a certificate valid
-// now. [Module] wires it all for fx.
+// Requests are measured under controller-runtime's metric names, logged on
+// one line each and held to a budget of memory and request slots
+// (budget.go). [Module] wires the server for fx; [Server.ReadinessCheck] is
+// its readiness check.
 package webhook

@@ -16,6 +16,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -118,7 +119,7 @@ func FuzzConversionReview(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	post := func(t *testing.T, body []byte) (int, *conversionReview) {
+	post := func(t *testing.T, body []byte) (int, *apiextensionsv1.ConversionReview) {
 		req := httptest.NewRequest(http.MethodPost, convert.Path, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
@@ -126,7 +127,7 @@ func FuzzConversionReview(f *testing.F) {
 		if rec.Code != http.StatusOK {
 			return rec.Code, nil
 		}
-		var got conversionReview
+		var got apiextensionsv1.ConversionReview
 		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Response == nil {
 			t.Fatalf("answer is not a review: %v: %s", err, rec.Body)
 		}
@@ -141,7 +142,7 @@ func FuzzConversionReview(f *testing.F) {
 		default:
 			t.Fatalf("status %d", code)
 		}
-		var sent conversionReview
+		var sent apiextensionsv1.ConversionReview
 		if err := json.Unmarshal(body, &sent); err != nil {
 			t.Fatalf("answered 200 to a body that does not decode: %v", err)
 		}
@@ -168,7 +169,7 @@ func FuzzConversionReview(f *testing.F) {
 // checks that the Go types read the result as they read original. Objects
 // the Go types cannot read, or that use the annotation reserved for v2's
 // interval, are not held to it.
-func roundTrips(t *testing.T, post func(*testing.T, []byte) (int, *conversionReview), original, converted []byte) {
+func roundTrips(t *testing.T, post func(*testing.T, []byte) (int, *apiextensionsv1.ConversionReview), original, converted []byte) {
 	var meta metav1.TypeMeta
 	_ = json.Unmarshal(original, &meta)
 	decode := func(raw []byte) (any, bool) {
@@ -191,9 +192,9 @@ func roundTrips(t *testing.T, post func(*testing.T, []byte) (int, *conversionRev
 	if !ok {
 		return
 	}
-	review, err := json.Marshal(conversionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: conversionReviewAPIVersion, Kind: "ConversionReview"},
-		Request:  &conversionRequest{UID: "back", DesiredAPIVersion: meta.APIVersion, Objects: []runtime.RawExtension{{Raw: converted}}},
+	review, err := json.Marshal(apiextensionsv1.ConversionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "ConversionReview"},
+		Request:  &apiextensionsv1.ConversionRequest{UID: "back", DesiredAPIVersion: meta.APIVersion, Objects: []runtime.RawExtension{{Raw: converted}}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // HookType says which webhook configuration a hook belongs in.
@@ -43,19 +44,6 @@ type Hook struct {
 	MatchConditions   []admissionregistrationv1.MatchCondition
 	// ReinvocationPolicy applies to mutating hooks only.
 	ReinvocationPolicy admissionregistrationv1.ReinvocationPolicyType
-}
-
-func (h Hook) rules() []admissionregistrationv1.RuleWithOperations {
-	r, scope := h.Resource.Resource, admissionregistrationv1.NamespacedScope
-	return []admissionregistrationv1.RuleWithOperations{{
-		Operations: h.Operations,
-		Rule: admissionregistrationv1.Rule{
-			APIGroups:   []string{r.Group},
-			APIVersions: []string{r.Version},
-			Resources:   []string{r.Resource},
-			Scope:       &scope,
-		},
-	}}
 }
 
 // validate checks the registration and returns every path served.
@@ -152,10 +140,10 @@ func ValidatingWebhookConfiguration(name string, svc ServiceRef, hooks []Hook) *
 // webhook is the row's configuration entry; a mutating one adds its
 // reinvocation policy.
 func (h Hook) webhook(svc ServiceRef) admissionregistrationv1.ValidatingWebhook {
+	r := h.Resource.Resource
 	return admissionregistrationv1.ValidatingWebhook{
 		Name:                    h.Name,
 		ClientConfig:            svc.clientConfig(h.Path),
-		Rules:                   h.rules(),
 		FailurePolicy:           ptrOrNil(h.FailurePolicy),
 		MatchPolicy:             ptrOrNil(h.MatchPolicy),
 		NamespaceSelector:       h.NamespaceSelector,
@@ -164,6 +152,10 @@ func (h Hook) webhook(svc ServiceRef) admissionregistrationv1.ValidatingWebhook 
 		TimeoutSeconds:          ptrOrNil(h.TimeoutSeconds),
 		AdmissionReviewVersions: []string{"v1"},
 		MatchConditions:         h.MatchConditions,
+		Rules: []admissionregistrationv1.RuleWithOperations{{Operations: h.Operations, Rule: admissionregistrationv1.Rule{
+			APIGroups: []string{r.Group}, APIVersions: []string{r.Version}, Resources: []string{r.Resource},
+			Scope: ptr.To(admissionregistrationv1.NamespacedScope),
+		}}},
 	}
 }
 

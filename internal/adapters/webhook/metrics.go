@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -68,14 +67,10 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 			Help: "Connections to the webhook server reset as soon as they were accepted because their client address held its share of connections.",
 		}),
 	}
-	var errs []error
 	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight, m.panics, m.conversionPanics, m.bodyBytes, m.rejected, m.rejectedConns} {
 		if err := reg.Register(c); err != nil {
-			errs = append(errs, err)
+			return nil, fmt.Errorf("register webhook metrics: %w", err)
 		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("register webhook metrics: %w", err)
 	}
 	// Series exist from the start, so rate() and alerts see a zero.
 	for _, p := range paths {

@@ -10,9 +10,6 @@ import (
 	"time"
 )
 
-// readinessTimeout bounds one self-check.
-const readinessTimeout = 2 * time.Second
-
 // ReadinessCheck reports ready once the server completes a TLS handshake
 // on its own port with a certificate that is valid now.
 func (s *Server) ReadinessCheck() Readiness { return Readiness{s: s} }
@@ -33,7 +30,7 @@ func (r Readiness) Check(ctx context.Context) error {
 	if host.IsUnspecified() {
 		host = net.IPv4(127, 0, 0, 1)
 	}
-	ctx, cancel := context.WithTimeout(ctx, readinessTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	d := tls.Dialer{Config: &tls.Config{
 		MinVersion: tls.VersionTLS12,

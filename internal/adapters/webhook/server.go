@@ -70,7 +70,7 @@ func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer
 		return nil, err
 	}
 	s := &Server{
-		opts: opts, certs: certs, log: logger, metrics: m, mux: http.NewServeMux(),
+		opts: opts, certs: certs, log: logger, metrics: m, mux: http.NewServeMux(), conns: map[net.Conn]http.ConnState{},
 		budget: newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes),
 		hooks:  len(hooks), conversions: len(conversions),
 	}
@@ -188,9 +188,6 @@ func (s *Server) trackConn(c net.Conn, state http.ConnState) {
 	case http.StateClosed, http.StateHijacked:
 		delete(s.conns, c)
 	default:
-		if s.conns == nil {
-			s.conns = map[net.Conn]http.ConnState{}
-		}
 		s.conns[c] = state
 	}
 }
