@@ -34,7 +34,6 @@ type CABundleTarget interface {
 	InjectCABundle(ctx context.Context, bundle []byte) error
 }
 
-// errStaleBundle: the target already trusts a newer CA than ours.
 var errStaleBundle = errors.New("target trusts a newer CA than the bundle to write")
 
 // target is the CABundleTarget of one named object.
@@ -68,18 +67,11 @@ func (t *target) inject(ctx context.Context, bundle []byte) error {
 	if !ok {
 		return errors.New("no clientConfig to write it into")
 	}
-	changed := false
-	for _, b := range have {
-		if bytes.Equal(b, bundle) {
-			continue
-		}
-		if newerCA(b, bundle) {
-			return errStaleBundle
-		}
-		changed = true
-	}
-	if !changed {
+	if t.holds(obj, bundle) {
 		return nil
+	}
+	if slices.ContainsFunc(have, func(b []byte) bool { return newerCA(b, bundle) }) {
+		return errStaleBundle
 	}
 	if err := t.set(obj, bundle); err != nil {
 		return err
@@ -135,10 +127,9 @@ func webhookConfigTarget[T runtime.Object](kind, name string, api typedAPI[T], c
 // of the named MutatingWebhookConfiguration.
 func MutatingWebhookConfigurationTarget(client kubernetes.Interface, name string) CABundleTarget {
 	return webhookConfigTarget("MutatingWebhookConfiguration", name, client.AdmissionregistrationV1().MutatingWebhookConfigurations(),
-		func(cfg *admissionregistrationv1.MutatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
-			out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+		func(cfg *admissionregistrationv1.MutatingWebhookConfiguration) (out []*admissionregistrationv1.WebhookClientConfig) {
 			for i := range cfg.Webhooks {
-				out[i] = &cfg.Webhooks[i].ClientConfig
+				out = append(out, &cfg.Webhooks[i].ClientConfig)
 			}
 			return out
 		})
@@ -148,10 +139,9 @@ func MutatingWebhookConfigurationTarget(client kubernetes.Interface, name string
 // of the named ValidatingWebhookConfiguration.
 func ValidatingWebhookConfigurationTarget(client kubernetes.Interface, name string) CABundleTarget {
 	return webhookConfigTarget("ValidatingWebhookConfiguration", name, client.AdmissionregistrationV1().ValidatingWebhookConfigurations(),
-		func(cfg *admissionregistrationv1.ValidatingWebhookConfiguration) []*admissionregistrationv1.WebhookClientConfig {
-			out := make([]*admissionregistrationv1.WebhookClientConfig, len(cfg.Webhooks))
+		func(cfg *admissionregistrationv1.ValidatingWebhookConfiguration) (out []*admissionregistrationv1.WebhookClientConfig) {
 			for i := range cfg.Webhooks {
-				out[i] = &cfg.Webhooks[i].ClientConfig
+				out = append(out, &cfg.Webhooks[i].ClientConfig)
 			}
 			return out
 		})
@@ -201,12 +191,9 @@ func CRDConversionTarget(client dynamic.Interface, name string) CABundleTarget {
 // newerCA reports whether current trusts a CA of self mode newer than
 // every CA in ours and absent from it.
 func newerCA(current, ours []byte) bool {
-	have, err := cert.ParseCertsPEM(current)
-	if err != nil {
-		return false
-	}
-	mine, err := cert.ParseCertsPEM(ours)
-	if err != nil {
+	have, errHave := cert.ParseCertsPEM(current)
+	mine, errMine := cert.ParseCertsPEM(ours)
+	if errHave != nil || errMine != nil {
 		return false
 	}
 	newest := slices.MaxFunc(mine, func(a, b *x509.Certificate) int { return a.NotBefore.Compare(b.NotBefore) })

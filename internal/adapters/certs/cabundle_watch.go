@@ -101,9 +101,7 @@ func (s *SelfIssued) pollTarget(ctx context.Context, t *target, differs *bool, d
 	}, pollInterval, 0.33, true)
 }
 
-// observe asks for a refresh when obj no longer carries the bundle; the
-// refresh re-reads the Secret, so another replica's rotation is caught up
-// with rather than undone.
+// observe asks for a refresh when obj no longer carries the bundle.
 func (s *SelfIssued) observe(t *target, obj runtime.Object, differs *bool) {
 	bundle := s.CABundle()
 	if bundle == nil || t.holds(obj, bundle) {

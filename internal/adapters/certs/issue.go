@@ -1,6 +1,7 @@
 package certs
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -14,10 +15,10 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/util/cert"
-	"k8s.io/client-go/util/keyutil"
 )
 
 // keyPair is a certificate with its private key, parsed and in PEM.
@@ -69,9 +70,15 @@ func (ca *keyPair) issueServing(hosts []string, validity time.Duration, now time
 	return issue(tmpl, ca)
 }
 
-// selfSigned makes a serving certificate that lives only in memory, as
+// SelfSigned is a certificate made in memory at Start, as
 // controller-runtime's metrics server does when it is given none.
-func selfSigned(now time.Time) (*tls.Certificate, error) {
+type SelfSigned struct {
+	cert atomic.Pointer[tls.Certificate]
+}
+
+// Start makes the certificate.
+func (s *SelfSigned) Start(context.Context) error {
+	now := time.Now()
 	dns := []string{"localhost"}
 	if h, err := os.Hostname(); err == nil && h != "" {
 		dns = append(dns, h)
@@ -87,9 +94,21 @@ func selfSigned(now time.Time) (*tls.Certificate, error) {
 		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &tls.Certificate{Certificate: [][]byte{kp.cert.Raw}, PrivateKey: kp.key, Leaf: kp.cert}, nil
+	s.cert.Store(&tls.Certificate{Certificate: [][]byte{kp.cert.Raw}, PrivateKey: kp.key, Leaf: kp.cert})
+	return nil
+}
+
+// Stop does nothing.
+func (*SelfSigned) Stop(context.Context) error { return nil }
+
+// GetCertificate returns the certificate made at Start.
+func (s *SelfSigned) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if c := s.cert.Load(); c != nil {
+		return c, nil
+	}
+	return nil, errors.New("self-signed certificate not made yet")
 }
 
 // issue creates a key and signs tmpl with parent (self-signed when nil).
@@ -131,19 +150,11 @@ func parseKeyPair(certPEM, keyPEM []byte) (*keyPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	parsed, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+	pair, err := tls.X509KeyPair(certPEM, keyPEM) // its keys are all crypto.Signers
 	if err != nil {
 		return nil, err
 	}
-	key, ok := parsed.(crypto.Signer)
-	if !ok {
-		return nil, errors.New("private key cannot sign")
-	}
-	kp := &keyPair{cert: certs[0], key: key, certPEM: pemCert(certs[0]), keyPEM: keyPEM}
-	if _, err := tls.X509KeyPair(kp.certPEM, keyPEM); err != nil {
-		return nil, err
-	}
-	return kp, nil
+	return &keyPair{cert: certs[0], key: pair.PrivateKey.(crypto.Signer), certPEM: pemCert(certs[0]), keyPEM: keyPEM}, nil
 }
 
 func pemCert(c *x509.Certificate) []byte {

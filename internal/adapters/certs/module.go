@@ -17,11 +17,8 @@ const GroupCATargets = `group:"ca-targets"`
 
 // Webhook certificate modes (--webhook-cert-mode).
 const (
-	// ModeExternal serves files mounted by someone else (cert-manager, a
-	// Secret volume).
-	ModeExternal = "external"
-	// ModeSelf issues and rotates a CA and serving certificate ([SelfIssued]).
-	ModeSelf = "self"
+	ModeExternal = "external" // files mounted by someone else (cert-manager, a Secret volume)
+	ModeSelf     = "self"     // [SelfIssued]
 )
 
 // Options say where the servers' certificates come from.
@@ -40,14 +37,9 @@ type Options struct {
 	PollInterval time.Duration
 }
 
-// Module provides the servers' Certificates, and registers their expiry
-// (operator_certificate_expiry_timestamp_seconds) and certwatcher's read
-// counters, at zero whatever the mode. It consumes Options, kubernetes.Interface,
-// prometheus.Registerer, *zap.Logger and the group GroupCATargets. Each
-// server starts its own Source, so a server that is off reads nothing.
-var Module = fx.Module("certs",
-	fx.Provide(New),
-)
+// Module provides the servers' Certificates (see [New]). Each server starts
+// its own Source, so a server that is off reads nothing.
+var Module = fx.Module("certs", fx.Provide(New))
 
 // Params are what New needs.
 type Params struct {
@@ -59,16 +51,12 @@ type Params struct {
 	Logger     *zap.Logger
 }
 
-// New builds the sources that Options describe and registers their
-// metrics on p.Registerer. It does no I/O.
+// New builds the sources that Options describe and registers their expiry
+// and certwatcher's read counters on p.Registerer, at zero whatever the
+// mode. It does no I/O.
 func New(p Params) (Certificates, error) {
 	o := p.Options
 	reads := NewReads()
-	for _, c := range []prometheus.Collector{reads.Total, reads.Errors} {
-		if err := p.Registerer.Register(c); err != nil {
-			return Certificates{}, fmt.Errorf("register certificate read metrics: %w", err)
-		}
-	}
 	var c Certificates
 	var err error
 	switch o.WebhookMode {
@@ -88,8 +76,10 @@ func New(p Params) (Certificates, error) {
 			return Certificates{}, err
 		}
 	}
-	if err := p.Registerer.Register(c.Collector()); err != nil {
-		return Certificates{}, fmt.Errorf("register certificate expiry: %w", err)
+	for _, m := range []prometheus.Collector{reads.Total, reads.Errors, c.Collector()} {
+		if err := p.Registerer.Register(m); err != nil {
+			return Certificates{}, fmt.Errorf("register certificate metrics: %w", err)
+		}
 	}
 	return c, nil
 }

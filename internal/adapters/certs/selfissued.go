@@ -258,11 +258,8 @@ type material struct {
 }
 
 func (m *material) bundlePEM() []byte {
-	var b bytes.Buffer
-	for _, c := range m.trusted {
-		b.Write(pemCert(c))
-	}
-	return b.Bytes()
+	b, _ := cert.EncodeCertificates(m.trusted...) // into memory: cannot fail
+	return b
 }
 
 func (m *material) data() map[string][]byte {
@@ -367,7 +364,7 @@ func (s *SelfIssued) servingProblem(m *material, now time.Time) string {
 		return "not signed by the current CA"
 	case renewDue(c, now):
 		return "two thirds of its lifetime passed"
-	case !coversHosts(c, s.opts.hosts()):
+	case slices.ContainsFunc(s.opts.hosts(), func(h string) bool { return c.VerifyHostname(h) != nil }):
 		return "host names changed"
 	}
 	return ""
@@ -379,24 +376,16 @@ func renewDue(c *x509.Certificate, now time.Time) bool {
 	return !now.Before(c.NotAfter.Add(-lifetime / 3))
 }
 
-func certHosts(c *x509.Certificate) []string {
-	out := slices.Clone(c.DNSNames)
-	for _, ip := range c.IPAddresses {
-		out = append(out, ip.String())
-	}
-	return out
-}
-
-func coversHosts(c *x509.Certificate, hosts []string) bool {
-	return !slices.ContainsFunc(hosts, func(h string) bool { return c.VerifyHostname(h) != nil })
-}
-
 // unionHosts keeps the names of the current certificate: replicas
 // configured with different extra hosts then converge on a certificate
 // valid for all of them instead of re-issuing in turn.
 func unionHosts(want []string, c *x509.Certificate) []string {
+	have := slices.Clone(c.DNSNames)
+	for _, ip := range c.IPAddresses {
+		have = append(have, ip.String())
+	}
 	out := slices.Clone(want)
-	for _, h := range certHosts(c) {
+	for _, h := range have {
 		if !slices.Contains(out, h) {
 			out = append(out, h)
 		}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
-	"sync/atomic"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -78,30 +75,4 @@ func (e expiry) Collect(ch chan<- prometheus.Metric) {
 			send(use+"-ca", self.ca.Load())
 		}
 	}
-}
-
-// SelfSigned is a certificate made in memory at Start.
-type SelfSigned struct {
-	cert atomic.Pointer[tls.Certificate]
-}
-
-// Start makes the certificate.
-func (s *SelfSigned) Start(context.Context) error {
-	c, err := selfSigned(time.Now())
-	if err != nil {
-		return err
-	}
-	s.cert.Store(c)
-	return nil
-}
-
-// Stop does nothing.
-func (*SelfSigned) Stop(context.Context) error { return nil }
-
-// GetCertificate returns the certificate made at Start.
-func (s *SelfSigned) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	if c := s.cert.Load(); c != nil {
-		return c, nil
-	}
-	return nil, errors.New("self-signed certificate not made yet")
 }
