@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -30,7 +31,7 @@ var (
 )
 
 // Options configure a [Cache]. The zero value caches every namespace and
-// strips managedFields.
+// strips managedFields, which the operator never reads.
 type Options struct {
 	// Namespace restricts every informer to one namespace; empty means all.
 	Namespace string
@@ -109,17 +110,10 @@ func (c *Cache) Start(ctx context.Context) error {
 	c.runCtx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.state = stateRunning
 	for _, inf := range c.informers {
-		c.runLocked(inf)
+		c.running.Go(func() { inf.RunWithContext(c.runCtx) })
 	}
 	close(c.started)
 	return nil
-}
-
-// runLocked runs inf until Stop: by Start for the informers asked for
-// before it, by informer for the others.
-func (c *Cache) runLocked(inf toolscache.SharedIndexInformer) {
-	ctx := c.runCtx
-	c.running.Go(func() { inf.RunWithContext(ctx) })
 }
 
 // Stop stops the informers and waits for them, at most until ctx is done.
@@ -240,7 +234,7 @@ func (c *Cache) informer(s *source) (toolscache.SharedIndexInformer, error) {
 	}
 	c.informers[s.key] = inf
 	if c.state == stateRunning {
-		c.runLocked(inf)
+		c.running.Go(func() { inf.RunWithContext(c.runCtx) })
 	}
 	return inf, nil
 }
@@ -258,10 +252,13 @@ func (c *Cache) claim(kind, how string) error {
 }
 
 // newInformer is a shared informer of lw without namespace index (reads are
-// by key), waiting out refused connections; client is what lw lists through.
+// by key), waiting out refused connections, so that it sees an API server
+// back from a restart within about three seconds; client is what lw lists
+// through.
 func newInformer(logger *zap.Logger, kind string, lw *toolscache.ListWatch, client any, example runtime.Object) toolscache.SharedIndexInformer {
+	p := patience{logger: logger, kind: kind, first: 200 * time.Millisecond, max: 2 * time.Second}
 	return toolscache.NewSharedIndexInformerWithOptions(
-		toolscache.ToListWatcherWithWatchListSemantics(defaultPatience(logger, kind).wrap(lw), client), example,
+		toolscache.ToListWatcherWithWatchListSemantics(p.wrap(lw), client), example,
 		toolscache.SharedIndexInformerOptions{})
 }
 

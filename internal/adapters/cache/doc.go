@@ -8,8 +8,7 @@
 // [NewDynamicResource] for any other kind, such as a CRD's. One informer
 // serves each kind, keyed by its name, and starts when first used; asking
 // for a kind again the same way shares it, another way is an error.
-// Informers are restricted to [Options.Namespace] when set and drop
-// managedFields, which the operator never reads.
+// [Options] restrict them to one namespace or keep managedFields.
 //
 // [Cache.Start] returns at once; [Cache.HasSynced] (also the readiness
 // check [HealthCheckName]) turns true once every started informer has

@@ -8,9 +8,7 @@ import (
 	"k8s.io/client-go/metadata"
 )
 
-// Module provides the *Cache; the composition root builds a [Resource] for
-// each kind it reads or watches. The informers start with the application
-// (Start returns at once) and stop within the stop context.
+// Module provides the *Cache, which starts and stops with the application.
 var Module = fx.Module("cache",
 	fx.Provide(newCache),
 )

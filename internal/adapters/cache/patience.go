@@ -27,12 +27,6 @@ type patience struct {
 	first, max time.Duration // bounds of the wait between two attempts
 }
 
-// defaultPatience sees an API server back from a restart within about three
-// seconds.
-func defaultPatience(logger *zap.Logger, kind string) patience {
-	return patience{logger: logger, kind: kind, first: 200 * time.Millisecond, max: 2 * time.Second}
-}
-
 // wrap returns a ListWatch whose calls go through p.
 func (p patience) wrap(lw *toolscache.ListWatch) *toolscache.ListWatch {
 	list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext

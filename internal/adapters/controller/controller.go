@@ -153,7 +153,7 @@ func New(cfg Config, deps Deps) (*Controller, error) {
 		watches:    slices.Clone(cfg.Watches),
 		reconciler: cfg.Reconciler,
 		leader:     deps.LeaderElector,
-		log:        deps.Logger.With(zap.String("controller", cfg.Name)),
+		log:        deps.Logger.Named("controller").With(zap.String("controller", cfg.Name)),
 		opts:       opts,
 		metrics:    m,
 		queueMP:    mp,

@@ -7,10 +7,9 @@
 //	                                         └─ back-off / requeue-after
 //
 // app.Controller declares a controller ([Config], [New]); [Module] runs
-// those of the fx group [GroupControllers]. Workers start once every source
-// has synced and this replica leads; one request is never reconciled twice
-// at once. Each reconcile gets a UUID, a logger ([LoggerFrom]), a deadline
-// and, first, a wait until the caches have applied the previous reconcile's
+// them. Workers start once every source has synced and this replica leads.
+// Each reconcile gets a UUID, a logger ([LoggerFrom]), a deadline and,
+// first, a wait until the caches have applied the previous reconcile's
 // writes (freshness.go). The metrics are controller-runtime's
 // (controller_runtime_*, workqueue_*) plus operator_reconcile_cache_waits_total
 // and operator_reconcile_overruns_total.

@@ -97,15 +97,11 @@ func (l *ledger) record(req ports.Request, writes map[schema.GroupKind]string) {
 // until the ledger has doubled.
 func (l *ledger) sweepLocked() {
 	for req, writes := range l.pending {
-		if l.allApplied(writes) {
+		if l.unapplied(writes) == "" {
 			delete(l.pending, req)
 		}
 	}
 	l.sweepAt = max(2*len(l.pending), minSweep)
-}
-
-func (l *ledger) allApplied(writes map[schema.GroupKind]string) bool {
-	return l.unapplied(writes) == ""
 }
 
 // unapplied describes a write the caches have not applied, "" if none.
@@ -131,7 +127,7 @@ func (l *ledger) await(ctx context.Context, req ports.Request, timeout time.Dura
 	l.mu.Lock()
 	writes := l.pending[req]
 	l.mu.Unlock()
-	if len(writes) == 0 || l.allApplied(writes) {
+	if l.unapplied(writes) == "" {
 		l.forget(req)
 		return 0, nil
 	}
@@ -149,7 +145,7 @@ func (l *ledger) await(ctx context.Context, req ports.Request, timeout time.Dura
 			return time.Since(start), fmt.Errorf("the cache has not applied this controller's last write (%s) after %s", l.unapplied(writes), timeout)
 		case <-t.C:
 		}
-		if l.allApplied(writes) {
+		if l.unapplied(writes) == "" {
 			l.forget(req)
 			return time.Since(start), nil
 		}

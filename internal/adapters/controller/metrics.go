@@ -175,30 +175,25 @@ func (p *queueMetrics) init(name string) {
 	p.NewRetriesMetric(name)
 }
 
+// The workqueue.MetricsProvider methods: a queue's series by its name.
 func (p *queueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
 	return p.depth.WithLabelValues(name)
 }
-
 func (p *queueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
 	return p.adds.WithLabelValues(name)
 }
-
 func (p *queueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
 	return p.latency.WithLabelValues(name)
 }
-
 func (p *queueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
 	return p.workDuration.WithLabelValues(name)
 }
-
 func (p *queueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
 	return p.unfinished.WithLabelValues(name)
 }
-
 func (p *queueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
 	return p.longestRunningProcessor.WithLabelValues(name)
 }
-
 func (p *queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
 	return p.retries.WithLabelValues(name)
 }

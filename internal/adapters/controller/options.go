@@ -6,16 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/fx"
 	"go.uber.org/zap"
-)
-
-// Defaults, as controller-runtime's where it has one.
-const (
-	DefaultReconcileTimeout = 60 * time.Second
-	// DefaultReadYourWritesTimeout: a watch delivers in milliseconds;
-	// seconds mean it is down, and a retry with back-off beats a reconcile
-	// on stale state.
-	DefaultReadYourWritesTimeout = 10 * time.Second
 )
 
 // Options tune a controller. The zero value gives the defaults.
@@ -36,13 +28,15 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.ReconcileTimeout == 0 {
-		o.ReconcileTimeout = DefaultReconcileTimeout
+		o.ReconcileTimeout = 60 * time.Second // controller-runtime's
 	}
 	if o.StuckThreshold == 0 {
 		o.StuckThreshold = 3 * o.ReconcileTimeout
 	}
 	if o.ReadYourWritesTimeout == 0 {
-		o.ReadYourWritesTimeout = DefaultReadYourWritesTimeout
+		// A watch delivers in milliseconds; seconds mean it is down, and a
+		// retry with back-off beats a reconcile on stale state.
+		o.ReadYourWritesTimeout = 10 * time.Second
 	}
 	return o
 }
@@ -68,14 +62,16 @@ type LeaderElector interface {
 	Elected() <-chan struct{}
 }
 
-// Deps is what every controller of a process shares.
+// Deps is what every controller of a process shares, an fx parameter
+// object.
 type Deps struct {
+	fx.In
 	Logger     *zap.Logger
 	Registerer prometheus.Registerer
 	// LeaderElector gates the workers: only the leader reconciles. Without
 	// leader election, pass one that is elected at once.
 	LeaderElector LeaderElector
-	Options       Options
+	Options       Options `optional:"true"`
 }
 
 func (d Deps) validate() error {
