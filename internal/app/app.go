@@ -43,18 +43,12 @@ func New(cfg config.Config, overrides ...fx.Option) *fx.App {
 // settings: what New uses and what fx.ValidateApp checks.
 func Options(cfg config.Config) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg),
+		fx.Supply(cfg, kube.Options{}),
 		fx.Provide(
 			func(c config.Config) (*rest.Config, error) { return kube.LoadRESTConfig(c.Kubeconfig) },
 			func(c config.Config) logging.Options {
 				return logging.Options{Level: c.ZapLogLevel, Encoder: c.ZapEncoder, Devel: c.ZapDevel,
 					StacktraceLevel: c.ZapStacktraceLevel, TimeEncoding: c.ZapTimeEncoding}
-			},
-			func() kube.Options {
-				// No client-side throttling: the API server's priority and
-				// fairness protects it, and a token bucket in front of it
-				// only delays the operator's converging.
-				return kube.Options{QPS: -1}
 			},
 			func(c config.Config) cache.Options { return cache.Options{Namespace: c.Namespace} },
 			func(c config.Config) metrics.Options {
