@@ -83,9 +83,7 @@ type Config struct {
 	// else the leader-election namespace. Not a flag.
 	OperatorNamespace string
 
-	// webhookCertPath is kubebuilder's spelling of --webhook-cert-dir,
-	// folded into WebhookCertDir by Parse.
-	webhookCertPath string
+	webhookCertPath string // folded into WebhookCertDir by Parse
 }
 
 // Defaults for the worker counts: each write is a round trip to the API
