@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.uber.org/fx"
@@ -44,18 +43,12 @@ func New(cfg config.Config, overrides ...fx.Option) *fx.App {
 // settings: what New uses and what fx.ValidateApp checks.
 func Options(cfg config.Config) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg),
+		fx.Supply(cfg, kube.Options{}),
 		fx.Provide(
-			restConfig,
+			func(c config.Config) (*rest.Config, error) { return kube.LoadRESTConfig(c.Kubeconfig) },
 			func(c config.Config) logging.Options {
 				return logging.Options{Level: c.ZapLogLevel, Encoder: c.ZapEncoder, Devel: c.ZapDevel,
 					StacktraceLevel: c.ZapStacktraceLevel, TimeEncoding: c.ZapTimeEncoding}
-			},
-			func() kube.Options {
-				// No client-side throttling: the API server's priority and
-				// fairness protects it, and a token bucket in front of it
-				// only delays the operator's converging.
-				return kube.Options{QPS: -1}
 			},
 			func(c config.Config) cache.Options { return cache.Options{Namespace: c.Namespace} },
 			func(c config.Config) metrics.Options {
@@ -94,14 +87,13 @@ func Options(cfg config.Config) fx.Option {
 				}
 			},
 		),
-		// Each part starts when fx has built it, so after what it is built
-		// from, and stops in the reverse order. Where no dependency orders
-		// two parts, the order of the modules' invokes below does: the
-		// preflight checks run before anything listens or watches; the
-		// metrics server and the API server probe start early and stop late,
-		// so a shutdown is observed; the elector campaigns after the webhook
-		// server listens, so it releases the Lease before the server drains;
-		// the probes start before, and stop after, the controllers.
+		// Where no dependency orders two parts, the order of the modules'
+		// invokes below does: the preflight checks run before anything
+		// listens or watches; the metrics server and the API server probe
+		// start early and stop late, so a shutdown is observed; the elector
+		// campaigns after the webhook server listens, so it releases the
+		// Lease before the server drains; the probes start before, and stop
+		// after, the controllers.
 		logging.Module,
 		preflightChecks(cfg),
 		metrics.Module,
@@ -119,32 +111,13 @@ func Options(cfg config.Config) fx.Option {
 		controller.Module,
 		fx.Provide(cachedSources),
 		PodWebhooks,
-		replicaSetOptions(cfg),
+		replicaSetController(cfg),
 		chaosPodOptions(cfg),
 	)
 }
 
-// replicaSetOptions is the ReplicaSet controller when cfg runs it.
-func replicaSetOptions(cfg config.Config) fx.Option {
-	if !cfg.Runs(config.ControllerReplicaSet) {
-		return fx.Options()
-	}
-	return replicaSetController(cfg)
-}
-
-// The elector gates the controllers' workers; the parts' checks feed the
-// probes.
-var (
-	_ controller.LeaderElector = (*leaderelection.Elector)(nil)
-	_ health.Check             = (*leaderelection.Elector)(nil)
-	_ health.Check             = (*cache.Cache)(nil)
-	_ health.Check             = controller.StuckCheck{}
-	_ health.Check             = webhook.Readiness{}
-)
-
-func restConfig(c config.Config) (*rest.Config, error) {
-	return kube.LoadRESTConfig(c.Kubeconfig)
-}
+// fx.As checks this only at run time.
+var _ health.Check = webhook.Readiness{}
 
 // preflightChecks fail start-up with a clear message before any server,
 // informer or controller starts: the API server answers, the operator may
@@ -190,9 +163,4 @@ func preflight(lc fx.Lifecycle, cfg *rest.Config, log *zap.Logger) {
 		log.Info("api server reachable", zap.String("host", cfg.Host))
 		return nil
 	}})
-}
-
-// Describe is a one-line summary of what cfg runs, for the start-up log.
-func Describe(cfg config.Config) string {
-	return fmt.Sprintf("controllers=%v leaderElect=%t namespace=%q", cfg.Controllers, cfg.LeaderElect, cfg.Namespace)
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.uber.org/fx"
 	"go.uber.org/zap"
@@ -64,7 +63,7 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 // CRD is missing, instead of an informer that retries forever.
 func chaosPodCRDCheck(lc fx.Lifecycle, cfg config.Config, dyn dynamic.Interface, log *zap.Logger) {
 	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 		defer cancel()
 		_, err := dyn.Resource(chaosv1.GroupVersionResource).Namespace(cfg.Namespace).List(ctx, metav1.ListOptions{Limit: 1})
 		if apierrors.IsNotFound(err) {

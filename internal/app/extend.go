@@ -148,9 +148,6 @@ type Watched struct {
 	Source     controller.Source
 }
 
-// The cache's resources are what controllers watch, without an import.
-var _ controller.Source = (*cache.Resource[*metav1.PartialObjectMetadata])(nil)
-
 func cachedSources() Sources { return func(w Watched) controller.Source { return w.Source } }
 
 type controllerSpec struct {

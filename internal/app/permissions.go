@@ -91,18 +91,17 @@ type permissionParams struct {
 // any informer or elector starts: without it a replica with too narrow a
 // Role turns Ready and then retries a forbidden request forever.
 func permissionCheck(lc fx.Lifecycle, p permissionParams) {
-	cfg, client, log := p.Config, p.Client, p.Logger
 	lc.Append(fx.Hook{OnStart: func(ctx context.Context) error {
 		ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 		defer cancel()
-		wants := append(RequiredAccess(cfg), p.Extra...)
+		wants := append(RequiredAccess(p.Config), p.Extra...)
 		start := time.Now()
 		for {
-			err := kube.CheckAccess(ctx, client, wants)
+			err := kube.CheckAccess(ctx, p.Client, wants)
 			var missing *kube.MissingAccessError
 			switch {
 			case err == nil:
-				log.Info("permissions checked", zap.Int("requests", len(wants)), zap.Duration("took", time.Since(start)))
+				p.Logger.Info("permissions checked", zap.Int("requests", len(wants)), zap.Duration("took", time.Since(start)))
 				return nil
 			case errors.As(err, &missing):
 				return err
@@ -113,12 +112,8 @@ func permissionCheck(lc fx.Lifecycle, p permissionParams) {
 			select {
 			case <-ctx.Done():
 				return err
-			case <-time.After(permissionRetryInterval):
+			case <-time.After(500 * time.Millisecond):
 			}
 		}
 	}})
 }
-
-// permissionRetryInterval spaces the checks while the API server cannot
-// answer them.
-const permissionRetryInterval = 500 * time.Millisecond

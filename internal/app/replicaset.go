@@ -24,13 +24,16 @@ var (
 // so the two share one informer.
 var ownedPods = MetadataOnly(cache.WithoutLabels, cache.WithoutAnnotations)
 
-// replicaSetController labels ReplicaSets. It caches them metadata only
+// replicaSetController labels ReplicaSets when cfg runs it. It caches them metadata only
 // (the reconciler decides on labels alone, and a ReplicaSet's Pod template
 // is most of its memory) and drops the events of those that already carry
 // the label: their reconcile would be a no-op, and the update caused by the
 // operator's own patch is the most common of them. The reconciler does not
 // read Pods, which only queue their ReplicaSet.
 func replicaSetController(cfg config.Config) fx.Option {
+	if !cfg.Runs(config.ControllerReplicaSet) {
+		return fx.Options()
+	}
 	needsLabel := predicate.ObjectFunc(func(o metav1.Object) bool { return replicaset.NeedsLabel(o.GetLabels()) })
 	return Controller(config.ControllerReplicaSet, replicaset.New,
 		For[*appsv1.ReplicaSet](replicaSetsResource, MetadataOnly(), WithPredicates(needsLabel)),

@@ -26,9 +26,6 @@ const (
 	CertModeSelf     = "self"
 )
 
-// EnvPrefix starts the environment twin of every flag.
-const EnvPrefix = "OPERATOR_"
-
 // Config is the operator's validated configuration: the flags, named as
 // they are (their usage text says what each means).
 type Config struct {
@@ -86,9 +83,7 @@ type Config struct {
 	// else the leader-election namespace. Not a flag.
 	OperatorNamespace string
 
-	// webhookCertPath is kubebuilder's spelling of --webhook-cert-dir,
-	// folded into WebhookCertDir by Parse.
-	webhookCertPath string
+	webhookCertPath string // folded into WebhookCertDir by Parse
 }
 
 // Defaults for the worker counts: each write is a round trip to the API
@@ -137,7 +132,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		key := EnvName(f.Name)
 		if v := getenv(key); v != "" {
 			if err := f.Value.Set(v); err != nil {
-				envErr = fmt.Errorf("invalid value %q for %s (flag --%s): %w", v, key, f.Name, unwrapParse(err))
+				envErr = fmt.Errorf("invalid value %q for %s (flag --%s): %w", v, key, f.Name, err)
 			}
 			set[f.Name] = true
 		}
@@ -146,8 +141,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		return Config{}, envErr
 	}
 	// As in kubebuilder, --zap-devel changes the defaults (debug, console)
-	// and an explicit level or encoder still wins. Empty means "the mode's
-	// default" to the logging adapter.
+	// and an explicit level or encoder still wins.
 	if c.ZapDevel {
 		if !set["zap-log-level"] {
 			c.ZapLogLevel = ""
@@ -179,7 +173,7 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 func Usage(w io.Writer) {
 	var c Config
 	fs := newFlagSet(&c, func(string) string { return "" })
-	_, _ = fmt.Fprintf(w, "Usage: operator [flags]\n\nEvery flag can also be set as %s<FLAG> (dashes as underscores, upper case).\n\nFlags:\n", EnvPrefix)
+	_, _ = fmt.Fprint(w, "Usage: operator [flags]\n\nEvery flag can also be set as OPERATOR_<FLAG> (dashes as underscores, upper case).\n\nFlags:\n")
 	fs.VisitAll(func(f *flag.Flag) {
 		typ, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
@@ -195,7 +189,7 @@ func Usage(w io.Writer) {
 
 // EnvName is the environment twin of a flag: OPERATOR_<FLAG>.
 func EnvName(flagName string) string {
-	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+	return "OPERATOR_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
 func newFlagSet(c *Config, getenv func(string) string) *flag.FlagSet {
@@ -264,14 +258,10 @@ func defaultLeaderElectionNamespace(getenv func(string) string) string {
 }
 
 func (c *Config) validate() error {
-	if err := validateBindAddress("metrics-bind-address", c.MetricsBindAddress); err != nil {
-		return err
-	}
-	if err := validateBindAddress("health-probe-bind-address", c.HealthProbeBindAddress); err != nil {
-		return err
-	}
-	if err := validateBindAddress("pprof-bind-address", c.PprofBindAddress); err != nil {
-		return err
+	for _, a := range [][2]string{{"metrics-bind-address", c.MetricsBindAddress}, {"health-probe-bind-address", c.HealthProbeBindAddress}, {"pprof-bind-address", c.PprofBindAddress}} {
+		if err := validateBindAddress(a[0], a[1]); err != nil {
+			return err
+		}
 	}
 	switch {
 	case c.WebhookPort < 1 || c.WebhookPort > 65535:
@@ -308,11 +298,11 @@ func (c *Config) validate() error {
 		return fmt.Errorf("invalid value %d for flag --chaospod-workers: must be at least 1", c.ChaosPodWorkers)
 	case c.ZapEncoder != "json" && c.ZapEncoder != "console" && !(c.ZapDevel && c.ZapEncoder == ""):
 		return fmt.Errorf("invalid value %q for flag --zap-encoder: must be json or console", c.ZapEncoder)
-	case !oneOf(c.ZapLogLevel, "debug", "info", "error", "warn", "panic", "fatal", "dpanic") && !isVerbosity(c.ZapLogLevel) && !(c.ZapDevel && c.ZapLogLevel == ""):
+	case !slices.Contains([]string{"debug", "info", "error", "warn", "panic", "fatal", "dpanic"}, c.ZapLogLevel) && !isVerbosity(c.ZapLogLevel) && !(c.ZapDevel && c.ZapLogLevel == ""):
 		return fmt.Errorf("invalid value %q for flag --zap-log-level: must be debug, info, error or a non-negative integer", c.ZapLogLevel)
-	case !oneOf(strings.ToLower(c.ZapStacktraceLevel), "debug", "info", "warn", "error", "panic") && !(c.ZapDevel && c.ZapStacktraceLevel == ""):
+	case !slices.Contains([]string{"debug", "info", "warn", "error", "panic"}, strings.ToLower(c.ZapStacktraceLevel)) && !(c.ZapDevel && c.ZapStacktraceLevel == ""):
 		return fmt.Errorf("invalid value %q for flag --zap-stacktrace-level: must be debug, info, warn, error or panic", c.ZapStacktraceLevel)
-	case !oneOf(strings.ToLower(c.ZapTimeEncoding), "epoch", "millis", "nano", "nanos", "iso8601", "rfc3339", "rfc3339nano"):
+	case !slices.Contains([]string{"epoch", "millis", "nano", "nanos", "iso8601", "rfc3339", "rfc3339nano"}, strings.ToLower(c.ZapTimeEncoding)):
 		return fmt.Errorf("invalid value %q for flag --zap-time-encoding: must be epoch, millis, nano, iso8601, rfc3339 or rfc3339nano", c.ZapTimeEncoding)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("invalid value %s for flag --shutdown-timeout: must be positive", c.ShutdownTimeout)
@@ -342,8 +332,6 @@ func validateBindAddress(name, addr string) error {
 	return nil
 }
 
-func oneOf(v string, values ...string) bool { return slices.Contains(values, v) }
-
 func isVerbosity(l string) bool {
 	n, err := strconv.Atoi(l)
 	return err == nil && n >= 0
@@ -362,14 +350,6 @@ func cleanFlagError(err error) error {
 	// "invalid value "x" for flag -name: parse error"
 	msg = strings.Replace(msg, "for flag -", "for flag --", 1)
 	return errors.New(msg)
-}
-
-func unwrapParse(err error) error {
-	var ne *strconv.NumError
-	if errors.As(err, &ne) {
-		return ne.Err
-	}
-	return err
 }
 
 // byteSize is a flag of bytes spelt as GOMEMLIMIT spells them: a number

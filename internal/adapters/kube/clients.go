@@ -14,27 +14,12 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/hexagonal-operator/operator/internal/version"
 )
 
-// Defaults of [Options], controller-runtime's, so that the operator loads
-// an API server as a kubebuilder one does.
-const (
-	DefaultQPS   float32 = 20
-	DefaultBurst int     = 30
-)
-
 // Options tune the clients. The zero value is ready to use.
 type Options struct {
-	// QPS is the sustained rate of requests per second shared by all the
-	// clients; 0 means DefaultQPS, a negative value turns client-side rate
-	// limiting off (the API server's priority and fairness still applies).
-	QPS float32
-	// Burst is how many requests may exceed QPS for a moment; 0 means
-	// DefaultBurst.
-	Burst int
 	// UserAgent defaults to "hexagonal-operator/<version>".
 	UserAgent string
 }
@@ -50,16 +35,13 @@ type Clients struct {
 	httpClient *http.Client
 }
 
-// NewClients builds the clients for cfg, sharing one transport and one rate
-// limiter. It does no I/O.
+// NewClients builds the clients for cfg, sharing one transport. It does no
+// I/O.
 func NewClients(cfg *rest.Config, opts Options) (*Clients, error) {
 	if cfg == nil {
 		return nil, errors.New("kube clients: a rest config is required")
 	}
-	base, err := configFor(cfg, opts)
-	if err != nil {
-		return nil, err
-	}
+	base := configFor(cfg, opts)
 	httpClient, err := rest.HTTPClientFor(base)
 	if err != nil {
 		return nil, fmt.Errorf("kube clients: build http client: %w", err)
@@ -109,27 +91,15 @@ func (c *Clients) restClientFor(gv schema.GroupVersion, kind string, example run
 	return rc, nil
 }
 
-// configFor returns a copy of cfg with opts applied.
-func configFor(cfg *rest.Config, opts Options) (*rest.Config, error) {
+// configFor returns a copy of cfg with opts applied and no client-side
+// throttling: the API server's priority and fairness protects it, and a
+// token bucket in front of it only delays the operator's converging.
+func configFor(cfg *rest.Config, opts Options) *rest.Config {
 	out := rest.CopyConfig(cfg)
 	out.UserAgent = opts.UserAgent
 	if out.UserAgent == "" {
 		out.UserAgent = "hexagonal-operator/" + version.Version
 	}
-	qps, burst := opts.QPS, opts.Burst
-	if qps == 0 {
-		qps = DefaultQPS
-	}
-	if burst == 0 {
-		burst = DefaultBurst
-	}
-	if burst < 0 {
-		return nil, fmt.Errorf("kube clients: burst must not be negative, got %d", burst)
-	}
-	out.QPS, out.Burst, out.RateLimiter = qps, burst, nil
-	if qps > 0 {
-		// One bucket for every client built from out, not one each.
-		out.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(qps, burst)
-	}
-	return out, nil
+	out.QPS, out.RateLimiter = -1, nil
+	return out
 }

@@ -3,14 +3,13 @@
 //
 // [LoadRESTConfig] finds the cluster and [Preflight] checks that it answers;
 // [NewClients] builds the typed, metadata and dynamic clients on one
-// transport and one rate limiter; [NewWriter] implements ports.Writer[T]
-// for any kind, recording writes under [FieldManager] and reporting their
-// resourceVersions to writes.Observe so the next reconcile reads its
-// own writes. Every API error crosses the port through [TranslateError].
+// unthrottled transport; [NewWriter] implements ports.Writer[T] for any
+// kind, recording writes under [FieldManager] and reporting their
+// resourceVersions to writes.Observe so the next reconcile reads its own
+// writes. Every API error crosses the port through [TranslateError].
 //
 // [CheckAccess] asks, once at start-up, whether the operator's identity may
 // make each request its enabled parts will make, naming every refused one
 // with the manifest that grants it. [APIServerProbe] keeps the gauge
-// operator_apiserver_reachable and logs each change of reachability once;
-// its check is in no probe group (see [APIServerCheck]).
+// operator_apiserver_reachable and logs each change of reachability once.
 package kube

@@ -69,9 +69,6 @@ func NewWriter[T Object](clients *Clients, resource schema.GroupVersionResource)
 	return w, nil
 }
 
-// GroupKind is the kind the writer reports its writes as.
-func (w *Writer[T]) GroupKind() schema.GroupKind { return w.kind }
-
 // Create implements ports.Writer.
 func (w *Writer[T]) Create(ctx context.Context, obj T) (T, error) {
 	out, err := w.objects(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -256,10 +257,8 @@ func merge(cur, add map[string]string) map[string]string {
 	if len(add) == 0 {
 		return cur
 	}
-	out := maps.Clone(cur)
-	if out == nil {
-		out = map[string]string{}
-	}
+	out := make(map[string]string, len(cur)+len(add))
+	maps.Copy(out, cur)
 	maps.Copy(out, add)
 	return out
 }
@@ -333,32 +332,16 @@ func (m metadataReader[T]) List(ctx context.Context, namespace string, opts ...p
 	return out, nil
 }
 
-// partial is obj as the cache holds a metadata-only object: naming its kind.
+// partial is obj, a copy of the store's, as the cache holds a metadata-only
+// object: naming its kind.
 func (m metadataReader[T]) partial(obj T) *metav1.PartialObjectMetadata {
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if gvk.Empty() {
 		gvk = m.s.kind.WithVersion("")
 	}
-	return &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
-		ObjectMeta: *metaOf(obj),
-	}
-}
-
-// metaOf is obj's ObjectMeta (a copy), read through the accessor methods.
-func metaOf(obj metav1.Object) *metav1.ObjectMeta {
-	if o, ok := obj.(interface{ GetObjectMeta() metav1.Object }); ok {
-		if m, ok := o.GetObjectMeta().(*metav1.ObjectMeta); ok {
-			return m.DeepCopy()
-		}
-	}
-	return &metav1.ObjectMeta{
-		Name: obj.GetName(), Namespace: obj.GetNamespace(), UID: obj.GetUID(),
-		ResourceVersion: obj.GetResourceVersion(), Generation: obj.GetGeneration(),
-		CreationTimestamp: obj.GetCreationTimestamp(), DeletionTimestamp: obj.GetDeletionTimestamp(),
-		Labels: maps.Clone(obj.GetLabels()), Annotations: maps.Clone(obj.GetAnnotations()),
-		OwnerReferences: slices.Clone(obj.GetOwnerReferences()), Finalizers: slices.Clone(obj.GetFinalizers()),
-	}
+	p := meta.AsPartialObjectMetadata(obj)
+	p.SetGroupVersionKind(gvk)
+	return p
 }
 
 // copyField sets dst's struct field name to a deep copy of src's; false
