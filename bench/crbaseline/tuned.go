@@ -29,7 +29,7 @@ const (
 // gcfloor.go).
 const (
 	operatorGCPercent   = 75
-	operatorGCHeapFloor = 12 << 20
+	operatorGCHeapFloor = 16 << 20
 )
 
 // mode is how the baseline configures controller-runtime (README.md says

@@ -99,7 +99,7 @@ const (
 // DefaultGCHeapFloor is the heap the collector may fill before it collects
 // (package gcfloor). It costs memory only to a nearly idle operator, the
 // floor itself at most (docs/performance.md).
-const DefaultGCHeapFloor = 12 << 20
+const DefaultGCHeapFloor = 16 << 20
 
 // inClusterNamespaceFile is where Kubernetes mounts the pod's namespace.
 const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"

@@ -178,7 +178,7 @@ func TestHelp(t *testing.T) {
 	config.Usage(&b)
 	assert.Contains(t, b.String(), "-webhook-cert-mode")
 	assert.Contains(t, b.String(), "OPERATOR_")
-	assert.Contains(t, b.String(), "(default 12MiB)")
+	assert.Contains(t, b.String(), "(default 16MiB)")
 }
 
 func TestEnvName(t *testing.T) {
