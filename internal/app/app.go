@@ -43,7 +43,7 @@ func New(cfg config.Config, overrides ...fx.Option) *fx.App {
 // settings: what New uses and what fx.ValidateApp checks.
 func Options(cfg config.Config) fx.Option {
 	return fx.Options(
-		fx.Supply(cfg, kube.Options{}),
+		fx.Supply(cfg),
 		fx.Provide(
 			func(c config.Config) (*rest.Config, error) { return kube.LoadRESTConfig(c.Kubeconfig) },
 			func(c config.Config) logging.Options {
