@@ -95,11 +95,11 @@ func (f *Floor) collected() {
 
 // percentFor is the least target, not below base, whose goal reaches
 // floor after a cycle that left g. The runtime's goal is the larger of
-// live + scannable×percent/100 and a minimum of 4 MiB×percent/100: on a
-// small heap the minimum governs, so the target is held where the minimum
-// is the floor (a higher one would overshoot it, 40 MiB for a 1 MiB heap
-// and a 12 MiB floor, which a burst such as an informer's first list
-// would fill).
+// live + scannable×percent/100 and a minimum of heapMinimum×percent/100:
+// on a small heap the minimum governs, so the target is held where the
+// minimum is the floor (a target computed from the live heap alone would
+// put the goal several times past the floor, and a burst such as an
+// informer's first list would fill it).
 func percentFor(floor uint64, g gc, base int) int {
 	if g.live >= floor || g.scannable == 0 {
 		return base
