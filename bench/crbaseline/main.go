@@ -51,6 +51,7 @@ func main() {
 	var (
 		metricsAddr          string
 		probeAddr            string
+		pprofAddr            string
 		secureMetrics        bool
 		enableHTTP2          bool
 		enableLeaderElection bool
@@ -64,6 +65,7 @@ func main() {
 	// --kubeconfig is registered by controller-runtime's config package.
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to; 0 disables it.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "The address net/http/pprof binds to, for profiling it as the operator is profiled; empty disables it.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization; false serves plain HTTP.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics and webhook servers.")
 	flag.BoolVar(&enableLeaderElection, "leader-elect", false, "Enable leader election for the controllers.")
@@ -118,6 +120,7 @@ func main() {
 		Scheme:                 scheme,
 		Metrics:                metricsOptions,
 		HealthProbeBindAddress: probeAddr,
+		PprofBindAddress:       pprofAddr,
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port:    webhookPort,
 			CertDir: webhookCertDir,
