@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,29 +45,57 @@ const chaosGrace = 2 * time.Second
 // update that follows a deletion can arrive first. On one etcd every
 // resourceVersion is a revision of the same store, so ChaosPod versions and
 // Pod deletions order totally by it.
-func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err error) {
+//
+// Stops bunch on whole seconds (spec.nextStop has second precision), so
+// the tail is the busiest second's last stop. busiest is how many stops
+// were due in that second and busiest-late the latest of them; limit is
+// the same number of Pods deleted at once by the driver at a whole
+// second, with no operator running (after the run, see stopBurst):
+// when its watch saw the last deletion. No controller stops a second's
+// Pods sooner than the API server deletes them and the watch reports it.
+func runChaos(ctx context.Context, e *env, bin, label string) (result, error) {
+	res, busiest, err := observeChaos(ctx, e, bin, label)
+	if err != nil || busiest.n == 0 {
+		return res, err // only a warm-up may see no stop
+	}
+	limit, err := e.stopBurst(ctx, label, busiest.n)
+	if err != nil {
+		return nil, err
+	}
+	return append(res,
+		countOf("busiest", busiest.n),
+		durationOf("busiest-late", busiest.worst),
+		durationOf("limit", limit),
+		ratioOf("busiest/limit", busiest.worst.Seconds()/limit.Seconds()),
+	), nil
+}
+
+// observeChaos runs the operator on the ChaosPods and returns the
+// latenesses and the busiest second; the operator has stopped and the
+// namespace is gone when it returns.
+func observeChaos(ctx context.Context, e *env, bin, label string) (_ result, busiest stopSecond, err error) {
 	const concurrency = 16
 	n := e.opts.n(100)
 	ns, cleanup, err := e.scratch(ctx, "chaos", label)
 	if err != nil {
-		return nil, err
+		return nil, busiest, err
 	}
 	defer func() { err = errors.Join(err, cleanup()) }()
 
 	op, err := e.startOperator(bin, "chaos", "chaospod")
 	if err != nil {
-		return nil, err
+		return nil, busiest, err
 	}
 	defer func() { err = errors.Join(err, op.stop()) }()
 	if _, err := op.waitReady(ctx); err != nil {
-		return nil, err
+		return nil, busiest, err
 	}
 
 	watchCtx, stopWatches := context.WithCancel(ctx)
 	defer stopWatches()
 	pods, chaosPods, err := e.watchChaos(watchCtx, ns)
 	if err != nil {
-		return nil, err
+		return nil, busiest, err
 	}
 	defer pods.Stop()
 	defer chaosPods.Stop()
@@ -100,21 +127,21 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 		select {
 		case ev, ok := <-pods.ResultChan():
 			if !ok {
-				return nil, fmt.Errorf("pod watch in %s ended", ns)
+				return nil, busiest, fmt.Errorf("pod watch in %s ended", ns)
 			}
 			if err := obs.pod(ev, time.Now(), windowEnd.IsZero()); err != nil {
-				return nil, err
+				return nil, busiest, err
 			}
 		case ev, ok := <-chaosPods.ResultChan():
 			if !ok {
-				return nil, fmt.Errorf("chaospod watch in %s ended", ns)
+				return nil, busiest, fmt.Errorf("chaospod watch in %s ended", ns)
 			}
 			if err := obs.chaosPod(ev); err != nil {
-				return nil, err
+				return nil, busiest, err
 			}
 		case err := <-created:
 			if err != nil {
-				return nil, err
+				return nil, busiest, err
 			}
 		case <-window:
 			windowEnd = time.Now()
@@ -135,27 +162,27 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 		case <-deadline:
 			_, _, missing, err := obs.stops(windowEnd, time.Now())
 			if err != nil {
-				return nil, err
+				return nil, busiest, err
 			}
-			return nil, fmt.Errorf("%d stops due in the %s window not seen %s after it; the first:\n%s", missing, dur, e.opts.timeout, strings.Join(obs.unmatched, "\n"))
+			return nil, busiest, fmt.Errorf("%d stops due in the %s window not seen %s after it; the first:\n%s", missing, dur, e.opts.timeout, strings.Join(obs.unmatched, "\n"))
 		case <-alive.C:
 			if err := op.alive(); err != nil {
-				return nil, err
+				return nil, busiest, err
 			}
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, busiest, ctx.Err()
 		}
 	}
 	late, due, missing, err := obs.stops(windowEnd, cut)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, busiest, err
 	case missing > 0:
-		return nil, fmt.Errorf("%d stops due in the %s window not seen; the first:\n%s", missing, dur, strings.Join(obs.unmatched, "\n"))
+		return nil, busiest, fmt.Errorf("%d stops due in the %s window not seen; the first:\n%s", missing, dur, strings.Join(obs.unmatched, "\n"))
 	case len(due) == 0 && label != "warmup":
 		// A warm-up's shorter window may end before any stop with v1's
 		// random lives; a measured run without one measured nothing.
-		return nil, fmt.Errorf("no stop fell due in the %s window: lengthen --chaos-duration or shorten --chaos-interval", dur)
+		return nil, busiest, fmt.Errorf("no stop fell due in the %s window: lengthen --chaos-duration or shorten --chaos-interval", dur)
 	}
 	early := 0
 	for _, d := range late {
@@ -164,9 +191,10 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 		}
 	}
 	logf("chaos: %d pods created, %d deleted in %s (since the first create %s ago); %d stops due in it, all seen", obs.created, obs.deletedInWindow, dur, time.Since(began).Round(time.Second), len(due))
-	logf("chaos: latest seconds: %s", worstSeconds(late, due, 3))
+	seconds := stopSeconds(late, due)
+	logf("chaos: latest seconds: %s", describeSeconds(seconds, 3))
 	if early > 0 {
-		return nil, fmt.Errorf("%d of %d Pods stopped before their ChaosPod's nextStop", early, len(late))
+		return nil, busiest, fmt.Errorf("%d of %d Pods stopped before their ChaosPod's nextStop", early, len(late))
 	}
 	return result{
 		paramOf("n", n),
@@ -176,7 +204,7 @@ func runChaos(ctx context.Context, e *env, bin, label string) (_ result, err err
 		durationOf("late-p99", percentile(late, 99)),
 		durationOf("late-max", percentile(late, 100)),
 		countOf("early", early),
-	}, nil
+	}, busiestOf(seconds), nil
 }
 
 // watchChaos opens the Pod and ChaosPod watches of ns, each from a list, so
@@ -420,35 +448,132 @@ func (o *chaosObservation) current(d deletion) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("pod %s deleted (resourceVersion %d) while its chaospod had no nextStop", d.name, d.rv)
 }
 
-// worstSeconds describes the k whole seconds whose stops were latest: how
-// many Pods were due in that second and the latest of them. Stops bunch on
-// whole seconds (nextStop is stored with second precision), so this says
-// whether a tail is one crowded second or spread out. late and due are
-// what lateness returns.
-func worstSeconds(late []time.Duration, due []time.Time, k int) string {
-	type second struct {
-		at    time.Time
-		n     int
-		worst time.Duration
-	}
-	bySecond := map[time.Time]*second{}
+// stopSecond is the stops due in one whole second: how many, and how
+// late the latest was seen.
+type stopSecond struct {
+	at    time.Time
+	n     int
+	worst time.Duration
+}
+
+// stopSeconds groups the stops by the second they were due, latest tail
+// first. late and due are what stops returns.
+func stopSeconds(late []time.Duration, due []time.Time) []stopSecond {
+	bySecond := map[time.Time]*stopSecond{}
 	for i, at := range due {
 		s := bySecond[at]
 		if s == nil {
-			s = &second{at: at}
+			s = &stopSecond{at: at}
 			bySecond[at] = s
 		}
 		s.n++
 		s.worst = max(s.worst, late[i])
 	}
-	all := slices.Collect(maps.Values(bySecond))
-	slices.SortFunc(all, func(a, b *second) int { return cmp.Compare(b.worst, a.worst) })
+	all := make([]stopSecond, 0, len(bySecond))
+	for _, s := range bySecond {
+		all = append(all, *s)
+	}
+	slices.SortFunc(all, func(a, b stopSecond) int { return cmp.Compare(b.worst, a.worst) })
+	return all
+}
+
+// busiestOf is the second with the most stops due, the one with the later
+// tail of two as busy; zero for none.
+func busiestOf(seconds []stopSecond) stopSecond {
+	var busiest stopSecond
+	for _, s := range seconds {
+		if s.n > busiest.n || s.n == busiest.n && s.worst > busiest.worst {
+			busiest = s
+		}
+	}
+	return busiest
+}
+
+// describeSeconds names the k seconds whose stops were latest: how many
+// Pods were due in each and the latest of them, which says whether a tail
+// is one crowded second or spread out.
+func describeSeconds(seconds []stopSecond, k int) string {
 	var b strings.Builder
-	for i, s := range all[:min(k, len(all))] {
+	for i, s := range seconds[:min(k, len(seconds))] {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, "%d due at %s: latest %s", s.n, s.at.Format(time.TimeOnly), s.worst.Round(time.Millisecond))
 	}
 	return b.String()
+}
+
+// stopBurst is the chaos workload's limit: n Pods created in a namespace
+// of their own (through the Pod webhooks, served by a seeding process that
+// is gone before the burst), then deleted by the driver all at once at the
+// next whole second but one, as n stops due in the same second, each with
+// its UID as precondition as the operator deletes. It returns how long
+// after that second the Pod watch saw the last deletion. Called with no
+// operator running.
+func (e *env) stopBurst(ctx context.Context, label string, n int) (_ time.Duration, err error) {
+	ns, cleanup, err := e.scratch(ctx, "chaos-limit", label)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { err = errors.Join(err, cleanup()) }()
+	owners, err := e.createReplicaSets(ctx, ns, 1, 1)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := e.seedPods(ctx, e.opts.operator, "chaos-limit", ns, owners, n, 16); err != nil {
+		return 0, err
+	}
+	podClient := e.cs.CoreV1().Pods(ns)
+	list, err := podClient.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("list pods in %s: %w", ns, err)
+	}
+	w, err := watchFrom(ctx, list.ResourceVersion, func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return podClient.Watch(ctx, o)
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+
+	due := time.Now().Add(time.Second).Truncate(time.Second).Add(time.Second)
+	select {
+	case <-time.After(time.Until(due)):
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	deleted := make(chan error, 1)
+	go func() {
+		deleted <- parallel(ctx, len(list.Items), len(list.Items), func(ctx context.Context, i int) error {
+			pod := list.Items[i]
+			if err := podClient.Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(pod.UID))}); err != nil {
+				return fmt.Errorf("delete pod %s/%s: %w", ns, pod.Name, err)
+			}
+			return nil
+		})
+	}()
+	var last time.Time
+	deadline := time.After(e.opts.timeout)
+	for seen := 0; seen < len(list.Items); {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return 0, fmt.Errorf("pod watch in %s ended", ns)
+			}
+			if ev.Type == watch.Deleted {
+				seen++
+				last = time.Now()
+			}
+		case err := <-deleted:
+			if err != nil {
+				return 0, err
+			}
+			deleted = nil
+		case <-deadline:
+			return 0, fmt.Errorf("%d of %d pod deletions in %s not seen within %s", len(list.Items)-seen, len(list.Items), ns, e.opts.timeout)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return last.Sub(due), nil
 }

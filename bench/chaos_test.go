@@ -44,3 +44,55 @@ func TestChaosStopsCountOnlyStartedPods(t *testing.T) {
 		})
 	}
 }
+
+// Stops are grouped by the second they were due, latest tail first, and
+// the busiest second is the one with the most stops, the later tail of two
+// as busy.
+func TestChaosStopSecondsAndTheBusiest(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	ms := time.Millisecond
+	tests := []struct {
+		name        string
+		late        []time.Duration
+		due         []time.Time
+		wantSeconds []stopSecond
+		wantBusiest stopSecond
+	}{
+		{name: "no stop"},
+		{
+			name: "the most stops win over the latest",
+			late: []time.Duration{10 * ms, 30 * ms, 90 * ms},
+			due:  []time.Time{at, at, at.Add(time.Second)},
+			wantSeconds: []stopSecond{
+				{at: at.Add(time.Second), n: 1, worst: 90 * ms},
+				{at: at, n: 2, worst: 30 * ms},
+			},
+			wantBusiest: stopSecond{at: at, n: 2, worst: 30 * ms},
+		},
+		{
+			name: "of two as busy, the later tail",
+			late: []time.Duration{10 * ms, 50 * ms},
+			due:  []time.Time{at, at.Add(time.Second)},
+			wantSeconds: []stopSecond{
+				{at: at.Add(time.Second), n: 1, worst: 50 * ms},
+				{at: at, n: 1, worst: 10 * ms},
+			},
+			wantBusiest: stopSecond{at: at.Add(time.Second), n: 1, worst: 50 * ms},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+
+			seconds := stopSeconds(tt.late, tt.due)
+
+			if len(tt.wantSeconds) == 0 {
+				assert.Empty(t, seconds)
+			} else {
+				assert.Equal(t, tt.wantSeconds, seconds)
+			}
+			assert.Equal(t, tt.wantBusiest, busiestOf(seconds))
+		})
+	}
+}

@@ -82,6 +82,10 @@
 //     when the Pod was deleted (matched by resourceVersion, see chaos.go);
 //     late-p50, late-p99 and late-max summarise them and early counts
 //     negative ones, Pods stopped before their time, which must be 0.
+//     Stops bunch on whole seconds: busiest is how many were due in the
+//     busiest second and busiest-late the latest of them. limit is that
+//     many Pods deleted by the driver at once at a whole second, with no
+//     operator running, after the run: when the watch saw the last one go.
 //   - scale: at each size of --scale-n, N ReplicaSets each controlling one
 //     Pod, or K for a size spelled NxK (created at c=64, the Pods through
 //     the Pod webhooks of a first process of the --operator binary,
