@@ -21,8 +21,9 @@ func clientAddr(hostPort string) netip.Addr {
 
 // shareListener holds each client address to its share of connections
 // (budget.connect): one past it is reset as soon as it is accepted, before
-// a TLS handshake is spent on it. A reset rather than a close, because the
-// API server retries a call whose connection was reset.
+// a TLS handshake is spent on it. A reset rather than a close leaves no
+// TIME_WAIT behind. The call it carried fails (the API server does not
+// retry an admission call) and its webhook's failurePolicy decides.
 type shareListener struct {
 	net.Listener
 	budget  *budget
