@@ -50,7 +50,9 @@ const RotateEvery = 1024
 // than the writes go, so that client-go's broadcaster, which starts a
 // goroutine for every Event it is handed, is handed them only as fast as
 // they are written: goroutines, once made, stay in the runtime for good.
-const QueueLength = 1 << 15
+// It holds an Event for each of 100 000 ReplicaSets labeled at once, with
+// room to spare; its memory is taken only while Events wait.
+const QueueLength = 1 << 17
 
 // handAhead is how many writes may be begun and not ended before the
 // queue waits; twice the slots, so a slot freed finds the next write ready.
@@ -79,7 +81,7 @@ type Recorder struct {
 	dropped  *prometheus.CounterVec
 	client   kubernetes.Interface
 	flow     *flow // shared by every broadcaster's sink
-	queue    chan *queued
+	queue    *waiting
 	drain    chan struct{} // closed by Stop: hand what is queued, then return
 	pumped   chan struct{} // closed when the queue's goroutine has returned
 	retiring sync.WaitGroup
@@ -98,6 +100,59 @@ type queued struct {
 	regarding                       *corev1.ObjectReference
 	eventType, reason, action, note string
 }
+
+// waiting is the queue, oldest first: a slice rather than a channel, so
+// that its memory is taken while a burst waits in it and given back once
+// it is empty, where a channel's buffer is allocated whole at the start.
+type waiting struct {
+	mu    sync.Mutex
+	items []*queued
+	head  int           // items[:head] are handed
+	ready chan struct{} // one token: an Event was added
+}
+
+// push adds q unless QueueLength Events wait already.
+func (w *waiting) push(q *queued) bool {
+	w.mu.Lock()
+	if len(w.items)-w.head >= QueueLength {
+		w.mu.Unlock()
+		return false
+	}
+	w.items = append(w.items, q)
+	w.mu.Unlock()
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// pop takes the oldest Event; false when none waits.
+func (w *waiting) pop() (*queued, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.head == len(w.items) {
+		return nil, false
+	}
+	q := w.items[w.head]
+	w.items[w.head] = nil
+	w.head++
+	switch {
+	case w.head == len(w.items):
+		w.items, w.head = nil, 0
+	case w.head >= compactAfter && w.head >= len(w.items)/2:
+		// A queue that never empties would otherwise grow its array
+		// with every Event it ever held.
+		n := copy(w.items, w.items[w.head:])
+		clear(w.items[n:])
+		w.items, w.head = w.items[:n], 0
+	}
+	return q, true
+}
+
+// compactAfter is how many handed Events a queue that is not empty keeps
+// room for before it moves the waiting ones to the front.
+const compactAfter = 1024
 
 // generation is one client-go broadcaster and the sink it writes to.
 type generation struct {
@@ -135,7 +190,7 @@ func New(client kubernetes.Interface, opts Options, log *zap.Logger) (*Recorder,
 	r := &Recorder{
 		scheme: scheme, log: log, dropped: newDropped(), client: client,
 		flow:  &flow{slots: make(chan struct{}, MaxConcurrentWrites), moved: make(chan struct{}, 1)},
-		queue: make(chan *queued, QueueLength), drain: make(chan struct{}), pumped: make(chan struct{}),
+		queue: &waiting{ready: make(chan struct{}, 1)}, drain: make(chan struct{}), pumped: make(chan struct{}),
 	}
 	r.retireCtx, r.cut = context.WithCancel(context.Background())
 	return r, nil
@@ -161,14 +216,15 @@ func (r *Recorder) Start(context.Context) error {
 func (r *Recorder) pump() {
 	defer close(r.pumped)
 	for {
-		var q *queued
-		select {
-		case q = <-r.queue:
-		case <-r.drain:
+		q, ok := r.queue.pop()
+		if !ok {
 			select {
-			case q = <-r.queue:
-			default:
-				return
+			case <-r.queue.ready:
+				continue
+			case <-r.drain:
+				if q, ok = r.queue.pop(); !ok {
+					return
+				}
 			}
 		}
 		if !r.hand(q) {
@@ -331,9 +387,7 @@ func (r *Recorder) Eventf(regarding runtime.Object, eventType, reason, action, n
 		msg = fmt.Sprintf(note, args...)
 	}
 	// Formatted here, so that a note with a % and no args stays as it is.
-	select {
-	case r.queue <- &queued{regarding: ref, eventType: eventType, reason: reason, action: action, note: truncate(msg, maxNoteLength)}:
-	default:
+	if !r.queue.push(&queued{regarding: ref, eventType: eventType, reason: reason, action: action, note: truncate(msg, maxNoteLength)}) {
 		r.dropped.WithLabelValues(DropOverflow).Inc()
 		r.log.Debug("event dropped, queue full", zap.String("reason", reason))
 	}
