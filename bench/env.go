@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,7 +85,7 @@ func startEnv(ctx context.Context, opts options) (*env, error) {
 		return nil, fmt.Errorf("build metadata client: %w", err)
 	}
 
-	port, err := stablePort()
+	port, err := controlplane.StablePort()
 	if err != nil {
 		return nil, err
 	}
@@ -115,41 +113,6 @@ func (e *env) stop() {
 		}
 	}
 	_ = os.RemoveAll(e.dir)
-}
-
-// stablePort picks a free port below the kernel's ephemeral range. Every
-// operator process of the run binds it in turn, so it must stay free in
-// between: a port from the ephemeral range could meanwhile become the
-// source port of some outgoing connection (or another test's ":0"
-// listener), and the next operator would fail to bind.
-func stablePort() (int, error) {
-	lo, hi := 20000, 32000
-	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(data)); len(f) == 2 {
-			if first, err := strconv.Atoi(f[0]); err == nil && first-1 < hi {
-				hi = first - 1
-			}
-		}
-	}
-	for range 100 {
-		if hi <= lo {
-			break
-		}
-		port := lo + rand.N(hi-lo)
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err == nil {
-			_ = l.Close()
-			return port, nil
-		}
-	}
-	// No room below the ephemeral range: take any free port and accept the
-	// small risk described above.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port for the webhook server: %w", err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // namespace creates a fresh namespace for one run of a workload.

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -159,6 +162,42 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// StablePort picks a free port on 127.0.0.1 below the kernel's ephemeral
+// range, for a server started later (an operator's webhook server),
+// perhaps more than once, so it must stay free in between: a port from the
+// ephemeral range could meanwhile become the source port of some outgoing
+// connection (or another test's ":0" listener), and the server would fail
+// to bind.
+func StablePort() (int, error) {
+	lo, hi := 20000, 32000
+	if data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			if first, err := strconv.Atoi(f[0]); err == nil && first-1 < hi {
+				hi = first - 1
+			}
+		}
+	}
+	for range 100 {
+		if hi <= lo {
+			break
+		}
+		port := lo + rand.N(hi-lo)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			_ = l.Close()
+			return port, nil
+		}
+	}
+	// No room below the ephemeral range: take any free port and accept the
+	// small risk described above.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port for the webhook server: %w", err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // errNotReady is returned when a component did not become ready in time.

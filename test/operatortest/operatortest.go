@@ -2,7 +2,6 @@ package operatortest
 
 import (
 	"context"
-	"net"
 	"slices"
 	"strconv"
 	"sync"
@@ -54,13 +53,14 @@ func Config(t testing.TB, cp *controlplane.ControlPlane, args ...string) config.
 	return cfg
 }
 
-// FreePort is a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort is a TCP port on 127.0.0.1 that was free a moment ago, below
+// the ephemeral range (controlplane.StablePort), so that no outgoing
+// connection of a test running beside takes it before the operator binds.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := controlplane.StablePort()
 	require.NoError(t, err)
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // Operator is a started operator application.
