@@ -35,33 +35,28 @@ func TestWaitingIsABoundedFIFOThatEmptiesToNothing(t *testing.T) {
 		last = q
 	}
 	assert.Equal(t, "last", last.note)
-	assert.Nil(t, w.items, "the emptied queue holds no array")
-	assert.Zero(t, w.head)
+	assert.Zero(t, w.ring.Cap(), "the emptied queue holds no array")
 }
 
-// A queue that never empties moves its waiting Events to the front once
-// the handed ones are most of its array, so its array stays within twice
-// what waits (plus compactAfter).
-func TestWaitingCompactsAQueueThatNeverEmpties(t *testing.T) {
+// A queue that never empties keeps an array the size of what waits, not
+// of every Event that passed through it, and keeps their order.
+func TestWaitingThatNeverEmptiesStaysTheSizeOfWhatWaits(t *testing.T) {
 	t.Parallel()
 	w := &waiting{ready: make(chan struct{}, 1)}
-	next, want := 0, 0
+	next, want, most := 0, 0, 0
 	for range 50 {
 		for range 100 {
 			require.True(t, w.push(&queued{note: string(rune(next))}))
 			next++
 		}
+		most = max(most, next-want)
 		for range 90 {
 			q, ok := w.pop()
 			require.True(t, ok)
-			require.Equal(t, string(rune(want)), q.note, "oldest first across compactions")
+			require.Equal(t, string(rune(want)), q.note, "oldest first")
 			want++
 		}
 	}
-	waitingNow := next - want
-	assert.Equal(t, waitingNow, len(w.items)-w.head)
-	assert.LessOrEqual(t, len(w.items), 2*waitingNow+compactAfter, "the array holds what waits, not all that passed")
-	for _, q := range w.items[:w.head] {
-		assert.Nil(t, q, "handed Events are let go")
-	}
+	assert.Equal(t, next-want, w.ring.Len())
+	assert.LessOrEqual(t, w.ring.Cap(), 2*most, "the array holds what waits, not all that passed")
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/reference"
+	"k8s.io/utils/buffer"
 
 	"github.com/hexagonal-operator/operator/internal/ports"
 )
@@ -50,8 +51,9 @@ const RotateEvery = 1024
 // than the writes go, so that client-go's broadcaster, which starts a
 // goroutine for every Event it is handed, is handed them only as fast as
 // they are written: goroutines, once made, stay in the runtime for good.
-// It holds an Event for each of 100 000 ReplicaSets labeled at once, with
-// room to spare; its memory is taken only while Events wait.
+// It is sized for a cold start of the largest cluster docs/performance.md
+// measures, one Event per object labeled at once; its memory is taken only
+// while Events wait.
 const QueueLength = 1 << 17
 
 // handAhead is how many writes may be begun and not ended before the
@@ -101,24 +103,24 @@ type queued struct {
 	eventType, reason, action, note string
 }
 
-// waiting is the queue, oldest first: a slice rather than a channel, so
-// that its memory is taken while a burst waits in it and given back once
-// it is empty, where a channel's buffer is allocated whole at the start.
+// waiting is the queue, oldest first: a ring that grows while a burst
+// waits in it and is let go once empty (k8s.io/utils' buffer.Ring, as
+// client-go's informers queue their notifications), where a channel's
+// buffer is allocated whole at the start.
 type waiting struct {
 	mu    sync.Mutex
-	items []*queued
-	head  int           // items[:head] are handed
+	ring  buffer.Ring[*queued]
 	ready chan struct{} // one token: an Event was added
 }
 
 // push adds q unless QueueLength Events wait already.
 func (w *waiting) push(q *queued) bool {
 	w.mu.Lock()
-	if len(w.items)-w.head >= QueueLength {
+	if w.ring.Len() >= QueueLength {
 		w.mu.Unlock()
 		return false
 	}
-	w.items = append(w.items, q)
+	w.ring.WriteOne(q)
 	w.mu.Unlock()
 	select {
 	case w.ready <- struct{}{}:
@@ -131,28 +133,8 @@ func (w *waiting) push(q *queued) bool {
 func (w *waiting) pop() (*queued, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.head == len(w.items) {
-		return nil, false
-	}
-	q := w.items[w.head]
-	w.items[w.head] = nil
-	w.head++
-	switch {
-	case w.head == len(w.items):
-		w.items, w.head = nil, 0
-	case w.head >= compactAfter && w.head >= len(w.items)/2:
-		// A queue that never empties would otherwise grow its array
-		// with every Event it ever held.
-		n := copy(w.items, w.items[w.head:])
-		clear(w.items[n:])
-		w.items, w.head = w.items[:n], 0
-	}
-	return q, true
+	return w.ring.ReadOne()
 }
-
-// compactAfter is how many handed Events a queue that is not empty keeps
-// room for before it moves the waiting ones to the front.
-const compactAfter = 1024
 
 // generation is one client-go broadcaster and the sink it writes to.
 type generation struct {
