@@ -17,10 +17,11 @@ import (
 // patience makes an informer's lists and watches wait out an API server
 // that refuses connections, retrying at most every max (plus jitter),
 // instead of handing the error to the reflector. The reflector's back-off
-// (up to 30 s plus jitter, reset only after two quiet minutes, not
-// configurable through a shared informer) left informers asleep 10–20 s
-// after a ten-second API server restart. A refused connection costs the
-// server nothing; every other error still goes to the reflector.
+// (growing to its cap, reset only after quiet minutes, not configurable
+// through a shared informer) left informers asleep long after a short API
+// server restart was over (docs/reliability.md has the figures). A refused
+// connection costs the server nothing; every other error still goes to the
+// reflector.
 type patience struct {
 	logger     *zap.Logger
 	kind       string

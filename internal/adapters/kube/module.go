@@ -14,8 +14,8 @@ import (
 // Module provides the clients (*Clients, kubernetes.Interface,
 // metadata.Interface, dynamic.Interface) from a *rest.Config and, if given,
 // [Options], and runs the [APIServerProbe], whose check goes into no probe
-// group on purpose (see [APIServerCheck]). The composition root builds a [Writer] from *Clients
-// for each kind it writes.
+// group on purpose (see [APIServerCheck]). The composition root builds a
+// [Writer] from *Clients for each kind it writes.
 var Module = fx.Module("kube",
 	fx.Provide(
 		fx.Annotate(NewClients, fx.ParamTags("", `optional:"true"`)),
