@@ -90,15 +90,21 @@
 //     Pod, or K for a size spelled NxK (created at c=64, the Pods through
 //     the Pod webhooks of a first process of the --operator binary,
 //     whichever binary is measured; create is how long the creates took;
-//     pods is how many), all there before the
-//     measured process starts with --controllers=replicaset. list is one
+//     pods is how many), all there before the measured process starts
+//     with --controllers=replicaset. The objects of a size are created
+//     once, on a control plane of their own; every turn then starts two
+//     control planes afresh from a copy of that etcd data, one for the
+//     ceiling's writes and one for the binary, so every turn meets the
+//     same objects on an API server with no history. list is one
 //     metadata-only list of the ReplicaSets and one of the Pods by the
-//     driver before the process starts, the API server's share of any
-//     cache's start-up. ready and
-//     labeled as for memory (every ReplicaSet is then listed and checked);
-//     written, ceiling and ratio as for rs-backlog, with N PATCHes and N
-//     Events; rss and heap as for memory; per-object is heap / (N + pods);
-//     op-cpu and cp-cpu from process start until written.
+//     driver before the process starts (after an untimed one that fills
+//     the restored API server's watch cache), the API server's share of
+//     any cache's start-up. ready and labeled as for memory (every
+//     ReplicaSet is then listed and checked); written, ceiling and ratio
+//     as for rs-backlog, with N PATCHes and N Events sent to the seeded
+//     ReplicaSets; rss and heap as for memory; per-object is
+//     heap / (N + pods); op-cpu and cp-cpu from process start until
+//     written.
 //     One line per size (and binary). --plot draws labeled and ceiling, rss
 //     and heap against the objects cached as an SVG.
 //
@@ -115,7 +121,7 @@
 //	--timeout=5m              how long a workload waits for convergence
 //	--scale=1                 multiplies every object and request count
 //	--warmup=true             one unmeasured run at a tenth of the scale first
-//	                          (for scale, before its first size only)
+//	                          (not for scale, whose every turn starts afresh)
 //	--scale-n=10000,30000     the sizes of the scale workload (N, or NxK for K
 //	                          Pods per ReplicaSet); 100000 or 50000x3 take
 //	                          long and much memory on a small machine

@@ -27,7 +27,9 @@ import (
 
 // env is what every workload runs against: one control plane for the whole
 // invocation (so A/B runs meet the same API server), the operator's webhook
-// address and certificate, and unthrottled admin clients for the load.
+// address and certificate, and unthrottled admin clients for the load. The
+// scale workload alone runs each turn on a control plane of its own,
+// restored from the objects it created once (see restore).
 type env struct {
 	cp *controlplane.ControlPlane
 	// cs and dyn are the load generator's clients: QPS -1, so what is
@@ -41,10 +43,15 @@ type env struct {
 	// so it stays the same across operator restarts.
 	webhook string
 	certDir string
+	// ca signed the webhook serving certificate in certDir: the first
+	// control plane's, which every webhook configuration trusts.
+	ca []byte
 	// dir holds operator logs; removed at exit.
 	dir  string
 	opts options
-	seq  int // makes namespace names unique across runs
+	seq  *int // makes namespace and log names unique across runs
+	// seeds are the scale workload's objects, created once per size.
+	seeds map[scaleSize]scaleSeed
 }
 
 // startEnv starts the control plane, issues the webhook serving certificate
@@ -58,7 +65,7 @@ func startEnv(ctx context.Context, opts options) (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create work folder: %w", err)
 	}
-	e := &env{dir: dir, certDir: filepath.Join(dir, "certs"), opts: opts}
+	e := &env{dir: dir, certDir: filepath.Join(dir, "certs"), opts: opts, seq: new(int), seeds: map[scaleSize]scaleSeed{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -67,23 +74,14 @@ func startEnv(ctx context.Context, opts options) (*env, error) {
 	}()
 
 	began := time.Now()
-	e.cp, err = controlplane.Start(ctx, controlplane.Options{})
+	cp, err := controlplane.Start(ctx, controlplane.Options{})
 	if err != nil {
 		return nil, err
 	}
+	if err := e.connect(cp); err != nil {
+		return nil, err
+	}
 	logf("control plane ready at %s in %s", e.cp.Config.Host, time.Since(began).Round(100*time.Millisecond))
-
-	cfg := rest.CopyConfig(e.cp.Config)
-	cfg.QPS = -1
-	if e.cs, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("build clientset: %w", err)
-	}
-	if e.dyn, err = dynamic.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("build dynamic client: %w", err)
-	}
-	if e.meta, err = metadata.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("build metadata client: %w", err)
-	}
 
 	port, err := controlplane.StablePort()
 	if err != nil {
@@ -93,16 +91,55 @@ func startEnv(ctx context.Context, opts options) (*env, error) {
 	if _, err := e.cp.IssueServingCert(e.certDir); err != nil {
 		return nil, fmt.Errorf("issue webhook serving certificate: %w", err)
 	}
-	server := controlplane.WebhookServer{Host: e.webhook, CABundle: e.cp.CACert()}
-	if _, err := e.cp.InstallCRDs(ctx, filepath.Join(root, "config", "crd"), &server); err != nil {
-		return nil, err
-	}
-	// From config/default, so the configurations carry their deployed names.
-	if _, err := e.cp.InstallWebhooks(ctx, filepath.Join(root, "config", "default"), server); err != nil {
+	e.ca = e.cp.CACert()
+	if err := e.install(ctx, root); err != nil {
 		return nil, err
 	}
 	ok = true
 	return e, nil
+}
+
+// connect makes cp the control plane e's clients talk to.
+func (e *env) connect(cp *controlplane.ControlPlane) error {
+	e.cp = cp
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS = -1
+	var err error
+	if e.cs, err = kubernetes.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("build clientset: %w", err)
+	}
+	if e.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("build dynamic client: %w", err)
+	}
+	if e.meta, err = metadata.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("build metadata client: %w", err)
+	}
+	return nil
+}
+
+// install creates the CRD and the webhook configurations from config/ in
+// e's control plane, pointing at e.webhook and trusting e.ca.
+func (e *env) install(ctx context.Context, root string) error {
+	server := controlplane.WebhookServer{Host: e.webhook, CABundle: e.ca}
+	if _, err := e.cp.InstallCRDs(ctx, filepath.Join(root, "config", "crd"), &server); err != nil {
+		return err
+	}
+	// From config/default, so the configurations carry their deployed names.
+	if _, err := e.cp.InstallWebhooks(ctx, filepath.Join(root, "config", "default"), server); err != nil {
+		return err
+	}
+	return nil
+}
+
+// on is e with cp as its control plane: a control plane of the scale
+// workload's, which its caller stops. Everything else (webhook address and
+// certificate, options, work folder, names) is e's.
+func (e *env) on(cp *controlplane.ControlPlane) (*env, error) {
+	o := *e
+	if err := o.connect(cp); err != nil {
+		return nil, err
+	}
+	return &o, nil
 }
 
 // stop stops the control plane and removes the work folder.
@@ -117,10 +154,10 @@ func (e *env) stop() {
 
 // namespace creates a fresh namespace for one run of a workload.
 func (e *env) namespace(ctx context.Context, workload, label string) (string, error) {
-	e.seq++
-	name := fmt.Sprintf("bench-%s-%d", workload, e.seq)
+	*e.seq++
+	name := fmt.Sprintf("bench-%s-%d", workload, *e.seq)
 	if label != "" {
-		name = fmt.Sprintf("bench-%s-%s-%d", workload, strings.ToLower(label), e.seq)
+		name = fmt.Sprintf("bench-%s-%s-%d", workload, strings.ToLower(label), *e.seq)
 	}
 	if err := e.cp.EnsureNamespace(ctx, name); err != nil {
 		return "", err

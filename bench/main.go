@@ -50,7 +50,6 @@ type workload struct {
 type job struct {
 	workload
 	size scaleSize // the scale workload's size; zero for the others
-	warm bool      // warm up before it (the scale workload only before its first N)
 }
 
 // workloads in the order they run and print.
@@ -107,7 +106,7 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&opts.chaosInterval, "chaos-interval", 0, "the chaos workload's Pod life (v2 ChaosPods' spec.stop.interval, at least 1s); 0 for v1 ChaosPods and a random 10s or 20s")
 	fs.DurationVar(&opts.timeout, "timeout", 5*time.Minute, "how long a workload waits for the operator to converge before failing")
 	fs.Float64Var(&opts.scale, "scale", 1, "multiplies every object and request count (e.g. 0.1 for a quick check)")
-	fs.BoolVar(&opts.warmup, "warmup", true, "run each workload once at a tenth of its scale, unmeasured, before its measured runs")
+	fs.BoolVar(&opts.warmup, "warmup", true, "run each workload but scale (whose turns each start a control plane afresh) once at a tenth of its scale, unmeasured, before its measured runs")
 	var scaleN string
 	fs.StringVar(&scaleN, "scale-n", "10000,30000", "comma-separated sizes of the scale workload: N ReplicaSets each owning one Pod, or NxK each owning K")
 	fs.StringVar(&opts.plot, "plot", "", "write an SVG plot of the scale workload's figures against N to this file")
@@ -209,7 +208,9 @@ func run(ctx context.Context, opts options) error {
 	scalePoints := make([][]result, len(binaries)) // the scale workload's medians, per binary
 	for _, w := range jobs(opts) {
 		wBegan := time.Now()
-		if opts.warmup && w.warm {
+		// The scale workload needs none: each of its turns starts a control
+		// plane afresh, so none is first.
+		if opts.warmup && w.perN == nil {
 			// Each binary warms up: what a first run pays is not all the
 			// API server's (connections, heap growth are the process's).
 			for _, b := range binaries {
@@ -293,11 +294,11 @@ func jobs(opts options) []job {
 			continue
 		}
 		if w.perN == nil {
-			out = append(out, job{workload: w, warm: true})
+			out = append(out, job{workload: w})
 			continue
 		}
-		for i, size := range opts.scaleN {
-			out = append(out, job{workload: w, size: size, warm: i == 0})
+		for _, size := range opts.scaleN {
+			out = append(out, job{workload: w, size: size})
 		}
 	}
 	return out

@@ -61,8 +61,8 @@ func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
 	if controllers != "" {
 		args = append(args, "--controllers="+controllers)
 	}
-	e.seq++
-	logPath := filepath.Join(e.dir, fmt.Sprintf("operator-%s-%d.log", name, e.seq))
+	*e.seq++
+	logPath := filepath.Join(e.dir, fmt.Sprintf("operator-%s-%d.log", name, *e.seq))
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("create operator log: %w", err)

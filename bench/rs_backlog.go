@@ -100,6 +100,14 @@ func (e *env) writeCeiling(ctx context.Context, label string, n, concurrency int
 	if _, err := e.createReplicaSets(ctx, ns, n, concurrency); err != nil {
 		return 0, err
 	}
+	return e.sendWrites(ctx, ns, n, concurrency)
+}
+
+// sendWrites labels the n ReplicaSets of ns and creates a Labeled Event
+// for each, at the given concurrency, straight to the API server, and
+// returns how long that took: the writes a controller must make, with no
+// controller.
+func (e *env) sendWrites(ctx context.Context, ns string, n, concurrency int) (time.Duration, error) {
 	listed, err := e.listReplicaSets(ctx, ns)
 	if err != nil {
 		return 0, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,55 +13,69 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/hexagonal-operator/operator/test/controlplane"
 )
 
 // scale: N ReplicaSets, each controlling one Pod (K with a size spelled
 // NxK), all there before the operator starts, at each size of --scale-n:
-// how start-up, convergence and memory grow with the cluster. There is no kube-controller-manager, so the
-// Pods are created here with controller owner references, as the
-// ReplicaSet controller would; they pass the operator's Pod webhooks, which
-// a first process of the --operator binary (chaospod controller only)
-// serves while they are created, whichever binary is measured, so every
-// binary meets the same objects. create is how long the creates took
-// (the seeding process's start not included); list is one metadata-only
-// list of the ReplicaSets and one of the Pods, before the operator starts:
-// the API server's least time before any cache of them is ready.
-// ready is process start to /readyz 200, labeled process start to the last
-// label seen (every ReplicaSet is then listed and checked, and all N
-// Labeled Events awaited), written until the last Labeled Event was
-// seen too. ceiling is the N label PATCHes and N Labeled Events sent
-// straight to the API server as rs-backlog sends them; ratio = written /
-// ceiling. rss
-// and heap are read as the memory workload reads them, once settled;
-// per-object is heap / (N + pods), the cached ReplicaSets and Pods
-// together.
-// op-cpu and cp-cpu are from process start until written.
-func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (_ result, err error) {
-	const createConcurrency, patchConcurrency = 64, 32
-	n := e.opts.n(size.replicaSets)
-	pods := n * size.podsPer
-	ns, cleanup, err := e.scratch(ctx, "scale", label)
+// how start-up, convergence and memory grow with the cluster. There is no
+// kube-controller-manager, so the Pods are created here with controller
+// owner references, as the ReplicaSet controller would; they pass the
+// operator's Pod webhooks, which a first process of the --operator binary
+// (chaospod controller only) serves while they are created, whichever
+// binary is measured, so every binary meets the same objects.
+//
+// The objects of a size are created once, on a control plane of their
+// own, which is then stopped (seedScale); every turn restores its etcd
+// data into a fresh control plane, twice: once to send the ceiling's
+// writes to the seeded ReplicaSets, once for the binary's turn. So each
+// turn meets the very same objects on an API server in the same state,
+// none of them pays for an earlier turn's history, and nothing is deleted
+// one object at a time. create is how long the creates took (the seeding
+// process's start not included), the same for every turn of a size; list
+// is one metadata-only list of the ReplicaSets and one of the Pods, before
+// the operator starts, after one untimed list of each has loaded the
+// restored API server's watch cache as the creates would have: the API
+// server's least time before any cache of them is ready. ready is process
+// start to /readyz 200, labeled process start to the last label seen
+// (every ReplicaSet is then listed and checked, and all N Labeled Events
+// awaited), written until the last Labeled Event was seen too. ceiling is
+// the N label PATCHes and N Labeled Events sent straight to the API
+// server as rs-backlog sends them; ratio = written / ceiling. rss and heap
+// are read as the memory workload reads them, once settled; per-object is
+// heap / (N + pods), the cached ReplicaSets and Pods together. op-cpu and
+// cp-cpu are from process start until written.
+func runScale(ctx context.Context, e *env, bin, _ string, size scaleSize) (result, error) {
+	const patchConcurrency = 32
+	seed, err := e.seedScale(ctx, scaleSize{replicaSets: e.opts.n(size.replicaSets), podsPer: size.podsPer})
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, cleanup()) }()
+	var ceiling time.Duration
+	if err := e.restored(ctx, seed, func(e *env) (err error) {
+		ceiling, err = e.sendWrites(ctx, seed.ns, seed.replicaSets, patchConcurrency)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("ceiling: %w", err)
+	}
+	var r result
+	err = e.restored(ctx, seed, func(e *env) (err error) {
+		r, err = e.scaleTurn(ctx, bin, seed, ceiling)
+		return err
+	})
+	return r, err
+}
 
-	ceiling, err := e.writeCeiling(ctx, label, n, patchConcurrency)
-	if err != nil {
+// scaleTurn measures bin against the seeded objects, on a control plane
+// restored from them.
+func (e *env) scaleTurn(ctx context.Context, bin string, seed scaleSeed, ceiling time.Duration) (_ result, err error) {
+	ns, n, pods := seed.ns, seed.replicaSets, seed.pods()
+	// The restored API server fills its watch cache from etcd; the creates
+	// would have left it full, so the timed list comes second.
+	if _, err := e.listMetadata(ctx, ns, n, pods); err != nil {
 		return nil, err
 	}
-	began := time.Now()
-	owners, err := e.createReplicaSets(ctx, ns, n, createConcurrency)
-	if err != nil {
-		return nil, err
-	}
-	rsCreated := time.Since(began)
-	logf("scale: %d ReplicaSets created in %s", n, rsCreated.Round(100*time.Millisecond))
-	podsCreated, err := e.seedPods(ctx, e.opts.operator, "scale", ns, owners, pods, createConcurrency)
-	if err != nil {
-		return nil, err
-	}
-	created := rsCreated + podsCreated
 	listed, err := e.listMetadata(ctx, ns, n, pods)
 	if err != nil {
 		return nil, err
@@ -117,7 +132,7 @@ func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (_
 	return append(result{
 		paramOf("n", n),
 		paramOf("pods", pods),
-		durationOf("create", created),
+		durationOf("create", seed.created),
 		durationOf("list", listed),
 		durationOf("ready", ready),
 		durationOf("labeled", labeled),
@@ -129,6 +144,86 @@ func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (_
 		bytesOf("heap", heap),
 		sizeOf("per-object", float64(heap)/float64(n+pods)),
 	}, spent...), nil
+}
+
+// scaleSeed is one size's objects, created once: the etcd data folder of
+// the stopped control plane that holds them, and their namespace.
+type scaleSeed struct {
+	scaleSize
+	data    string
+	ns      string
+	created time.Duration // the creates, for the record
+}
+
+func (s scaleSeed) pods() int { return s.replicaSets * s.podsPer }
+
+// seedScale returns the objects of size, creating them on the first call:
+// on a control plane of their own with the CRD and webhook configurations
+// installed, stopped once they are all there, its folder kept in e's work
+// folder for restored to copy.
+func (e *env) seedScale(ctx context.Context, size scaleSize) (_ scaleSeed, err error) {
+	if seed, ok := e.seeds[size]; ok {
+		return seed, nil
+	}
+	const createConcurrency = 64
+	root, err := controlplane.RepoRoot()
+	if err != nil {
+		return scaleSeed{}, err
+	}
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(e.dir, fmt.Sprintf("scale-%dx%d", size.replicaSets, size.podsPer))})
+	if err != nil {
+		return scaleSeed{}, err
+	}
+	defer func() {
+		if err != nil {
+			_ = cp.Stop() // the creates' error is the one to report
+		}
+	}()
+	se, err := e.on(cp)
+	if err != nil {
+		return scaleSeed{}, err
+	}
+	if err := se.install(ctx, root); err != nil {
+		return scaleSeed{}, err
+	}
+	seed := scaleSeed{scaleSize: size, data: cp.EtcdDataDir()}
+	if seed.ns, err = se.namespace(ctx, "scale", ""); err != nil {
+		return scaleSeed{}, err
+	}
+	began := time.Now()
+	owners, err := se.createReplicaSets(ctx, seed.ns, size.replicaSets, createConcurrency)
+	if err != nil {
+		return scaleSeed{}, err
+	}
+	rsCreated := time.Since(began)
+	logf("scale: %d ReplicaSets created in %s", size.replicaSets, rsCreated.Round(100*time.Millisecond))
+	podsCreated, err := se.seedPods(ctx, e.opts.operator, "scale", seed.ns, owners, seed.pods(), createConcurrency)
+	if err != nil {
+		return scaleSeed{}, err
+	}
+	seed.created = rsCreated + podsCreated
+	if err := cp.Stop(); err != nil {
+		return scaleSeed{}, fmt.Errorf("stop the seeding control plane: %w", err)
+	}
+	e.seeds[size] = seed
+	return seed, nil
+}
+
+// restored runs f against a fresh control plane whose etcd starts from a
+// copy of seed's data, and stops it after.
+func (e *env) restored(ctx context.Context, seed scaleSeed, f func(*env) error) (err error) {
+	began := time.Now()
+	cp, err := controlplane.Start(ctx, controlplane.Options{EtcdDataFrom: seed.data})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, cp.Stop()) }()
+	logf("scale: control plane restored in %s", time.Since(began).Round(100*time.Millisecond))
+	re, err := e.on(cp)
+	if err != nil {
+		return err
+	}
+	return f(re)
 }
 
 // scaleSize is one point of the scale workload: replicaSets ReplicaSets,

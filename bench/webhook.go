@@ -247,11 +247,11 @@ func checkPatch(body, patch []byte) error {
 	return nil
 }
 
-// webhookClient is a keep-alive HTTPS client that trusts the control
-// plane's CA, which signed the operator's serving certificate.
+// webhookClient is a keep-alive HTTPS client that trusts the CA that
+// signed the operator's serving certificate.
 func (e *env) webhookClient() (*http.Client, error) {
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(e.cp.CACert()) {
+	if !pool.AppendCertsFromPEM(e.ca) {
 		return nil, errors.New("parse the control plane CA")
 	}
 	return &http.Client{

@@ -82,6 +82,31 @@ func TestTwoInstancesRunSideBySide(t *testing.T) {
 	assert.True(t, apierrors.IsNotFound(err), "instances share no state: %v", err)
 }
 
+func TestEtcdDataFromStartsWithTheStoppedInstancesObjects(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	first, err := controlplane.Start(ctx, controlplane.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	require.NoError(t, first.EnsureNamespace(ctx, "kept"))
+	stored, err := first.Clientset().CoreV1().ConfigMaps("kept").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "seed"},
+		Data:       map[string]string{"k": "v"},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, first.Stop())
+
+	for range 2 { // the source folder serves again: a copy is what changed
+		cp, err := controlplane.Start(ctx, controlplane.Options{EtcdDataFrom: first.EtcdDataDir()})
+		require.NoError(t, err)
+		got, err := cp.Clientset().CoreV1().ConfigMaps("kept").Get(ctx, "seed", metav1.GetOptions{})
+		require.NoError(t, err, "the stopped instance's object is back")
+		assert.Equal(t, stored.UID, got.UID)
+		assert.Equal(t, map[string]string{"k": "v"}, got.Data)
+		require.NoError(t, cp.Clientset().CoreV1().ConfigMaps("kept").Delete(ctx, "seed", metav1.DeleteOptions{}))
+		require.NoError(t, cp.Stop())
+	}
+}
+
 func TestInstallCRDsWaitsUntilEstablished(t *testing.T) {
 	t.Parallel()
 	cp := controlplane.StartT(t, controlplane.Options{})
