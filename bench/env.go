@@ -29,7 +29,7 @@ import (
 // invocation (so A/B runs meet the same API server), the operator's webhook
 // address and certificate, and unthrottled admin clients for the load. The
 // scale workload alone runs each turn on a control plane of its own,
-// restored from the objects it created once (see restore).
+// restored from the objects it created once (see restored).
 type env struct {
 	cp *controlplane.ControlPlane
 	// cs and dyn are the load generator's clients: QPS -1, so what is
