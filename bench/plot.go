@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -15,10 +16,15 @@ import (
 
 // scalePoint is what one binary measured at one size of the scale
 // workload: objects cached (ReplicaSets and Pods), times in seconds, sizes
-// in bytes.
+// in bytes. podsPer is the Pods each ReplicaSet owns (0 reads as 1).
 type scalePoint struct {
 	objects, labeled, ceiling, rss, heap float64
+	podsPer                              int
 }
+
+// mix is the Pods per ReplicaSet of p: a line joins only points of one mix,
+// since at the same objects cached fewer ReplicaSets mean fewer writes.
+func (p scalePoint) mix() int { return max(p.podsPer, 1) }
 
 // scaleSeries is one binary's points, named after the binary.
 type scaleSeries struct {
@@ -73,7 +79,9 @@ func writeScalePlot(w io.Writer, series []scaleSeries, at time.Time, invocation 
 	sorted := make([]scaleSeries, len(series))
 	for i, s := range series {
 		pts := slices.Clone(s.points)
-		slices.SortFunc(pts, func(a, b scalePoint) int { return int(a.objects - b.objects) })
+		slices.SortFunc(pts, func(a, b scalePoint) int {
+			return cmp.Or(cmp.Compare(a.mix(), b.mix()), cmp.Compare(a.objects, b.objects))
+		})
 		sorted[i] = scaleSeries{name: s.name, points: pts}
 	}
 	panels := []panel{
@@ -103,6 +111,9 @@ func writeScalePlot(w io.Writer, series []scaleSeries, at time.Time, invocation 
 		drawPanel(&b, p, sorted, float64(i*plotPanelW))
 	}
 	caption := fmt.Sprintf("scale workload, medians per size; measured %s", at.UTC().Format("2006-01-02 15:04 MST"))
+	if mixes := mixesOf(sorted); len(mixes) > 0 {
+		caption += "; squares: " + strings.Join(mixes, ", ") + " Pods per ReplicaSet (circles: one)"
+	}
 	fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11">%s</text>`+"\n", plotPanelH+18, esc(caption))
 	for i, line := range command {
 		fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11" font-family="monospace">%s</text>`+"\n", plotPanelH+34+14*i, esc(line))
@@ -161,20 +172,34 @@ func drawPanel(b *strings.Builder, p panel, series []scaleSeries, x0 float64) {
 				dash = ` stroke-dasharray="6 4"`
 			}
 			name := s.name + ": " + p.metrics[m]
-			coords := make([]string, len(s.points))
-			for k, pt := range s.points {
-				coords[k] = fmt.Sprintf("%.1f,%.1f", px(pt.objects), py(p.values(pt)[m]))
-			}
 			fmt.Fprintf(b, `<g class="series" data-name="%s">`+"\n", esc(name))
-			fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(coords, " "), color, dash)
+			// The points are sorted by mix, so each mix is one run of them.
+			for start := 0; start < len(s.points); {
+				end := start + 1
+				for end < len(s.points) && s.points[end].mix() == s.points[start].mix() {
+					end++
+				}
+				var coords []string
+				for _, pt := range s.points[start:end] {
+					coords = append(coords, fmt.Sprintf("%.1f,%.1f", px(pt.objects), py(p.values(pt)[m])))
+				}
+				fmt.Fprintf(b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(coords, " "), color, dash)
+				start = end
+			}
 			for _, pt := range s.points {
 				v := p.values(pt)[m]
 				fill := color
 				if m == 1 {
 					fill = "white"
 				}
-				fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s, %.0f objects: %s %s</title></circle>`+"\n",
-					px(pt.objects), py(v), fill, color, esc(name), pt.objects, strconv.FormatFloat(v, 'f', 2, 64), p.unit)
+				x, y := px(pt.objects), py(v)
+				title := fmt.Sprintf("%s, %.0f objects: %s %s", name, pt.objects, strconv.FormatFloat(v, 'f', 2, 64), p.unit)
+				if pt.mix() == 1 {
+					fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s" stroke="%s" stroke-width="1.5"><title>%s</title></circle>`+"\n", x, y, fill, color, esc(title))
+					continue
+				}
+				title += fmt.Sprintf(" (%d Pods per ReplicaSet)", pt.mix())
+				fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s" stroke="%s" stroke-width="1.5"><title>%s</title></rect>`+"\n", x-4, y-4, fill, color, esc(title))
 			}
 			b.WriteString("</g>\n")
 			ly := top + 14 + float64(2*i+m)*16
@@ -183,6 +208,25 @@ func drawPanel(b *strings.Builder, p panel, series []scaleSeries, x0 float64) {
 		}
 	}
 	b.WriteString("</g>\n")
+}
+
+// mixesOf lists the Pods per ReplicaSet other than one among the points,
+// in increasing order.
+func mixesOf(series []scaleSeries) []string {
+	var mixes []int
+	for _, s := range series {
+		for _, pt := range s.points {
+			if k := pt.mix(); k > 1 && !slices.Contains(mixes, k) {
+				mixes = append(mixes, k)
+			}
+		}
+	}
+	slices.Sort(mixes)
+	out := make([]string, len(mixes))
+	for i, k := range mixes {
+		out[i] = strconv.Itoa(k)
+	}
+	return out
 }
 
 // niceStep is a tick step of 1, 2 or 5 times a power of ten giving about

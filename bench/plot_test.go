@@ -17,6 +17,7 @@ func TestScalePlotIsWellFormedAndHoldsEverySeriesAndPoint(t *testing.T) {
 		{name: "operator", points: []scalePoint{
 			{objects: 60000, labeled: 41.5, ceiling: 30.2, rss: 300 << 20, heap: 150 << 20},
 			{objects: 20000, labeled: 12.1, ceiling: 9.8, rss: 120 << 20, heap: 60 << 20},
+			{objects: 60000, labeled: 20.4, ceiling: 15.0, rss: 290 << 20, heap: 140 << 20, podsPer: 3},
 		}},
 		{name: "crbaseline-tuned", points: []scalePoint{
 			{objects: 20000, labeled: 15.3, ceiling: 9.9, rss: 160 << 20, heap: 80 << 20},
@@ -30,7 +31,8 @@ func TestScalePlotIsWellFormedAndHoldsEverySeriesAndPoint(t *testing.T) {
 	// Well-formed: the decoder reads it to the end, and the root is <svg>.
 	dec := xml.NewDecoder(bytes.NewReader(buf.Bytes()))
 	var root string
-	circles := map[string]int{} // per series group
+	points := map[string]int{}    // circles and squares per series group
+	polylines := map[string]int{} // one per mix per series group
 	var group string
 	var texts []string
 	for {
@@ -51,9 +53,17 @@ func TestScalePlotIsWellFormedAndHoldsEverySeriesAndPoint(t *testing.T) {
 						group = a.Value
 					}
 				}
-			case "circle":
-				require.NotEmpty(t, group, "a point outside a series group")
-				circles[group]++
+			case "circle", "rect":
+				if group != "" {
+					points[group]++
+				}
+			case "polyline":
+				require.NotEmpty(t, group, "a line outside a series group")
+				polylines[group]++
+			}
+		case xml.EndElement:
+			if tok.Name.Local == "g" {
+				group = ""
 			}
 		case xml.CharData:
 			if s := strings.TrimSpace(string(tok)); s != "" {
@@ -63,20 +73,28 @@ func TestScalePlotIsWellFormedAndHoldsEverySeriesAndPoint(t *testing.T) {
 	}
 	require.Equal(t, "svg", root)
 
-	// Two panels, two metrics each, for both binaries: 8 series of 2 points.
-	want := map[string]int{}
-	for _, s := range []string{"operator", "crbaseline-tuned"} {
+	// Two panels, two metrics each, for both binaries: 8 series; the
+	// operator's 3-Pod point is a line of its own.
+	want, wantLines := map[string]int{}, map[string]int{}
+	for _, s := range []struct {
+		name          string
+		points, lines int
+	}{{"operator", 3, 2}, {"crbaseline-tuned", 2, 1}} {
 		for _, m := range []string{"all labeled", "ceiling (a direct PATCH per ReplicaSet)", "RSS", "Go heap in use"} {
-			want[s+": "+m] = 2
+			want[s.name+": "+m] = s.points
+			wantLines[s.name+": "+m] = s.lines
 		}
 	}
-	require.Equal(t, want, circles)
+	require.Equal(t, want, points)
+	require.Equal(t, wantLines, polylines)
 	all := strings.Join(texts, "\n")
 	for name := range want {
 		require.Contains(t, all, name, "legend entry")
 	}
 	require.Contains(t, all, "operator: all labeled, 60000 objects: 41.50 s")
 	require.Contains(t, all, "crbaseline-tuned: RSS, 20000 objects: 160.00 MiB")
+	require.Contains(t, all, "operator: all labeled, 60000 objects: 20.40 s (3 Pods per ReplicaSet)")
+	require.Contains(t, all, "squares: 3 Pods per ReplicaSet (circles: one)")
 	require.Contains(t, all, "2026-12-05 03:00 UTC")
 	require.Contains(t, all, command, "the command, unescaped after decoding")
 	require.Contains(t, all, "60k", "tick labels of the objects cached")

@@ -256,6 +256,7 @@ func scaleSeriesOf(name string, results []result) scaleSeries {
 			ceiling: r.value("ceiling"),
 			rss:     r.value("rss"),
 			heap:    r.value("heap"),
+			podsPer: int(r.value("pods") / r.value("n")),
 		})
 	}
 	return s
