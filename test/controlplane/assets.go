@@ -15,9 +15,10 @@ const AssetsEnv = "OPERATOR_TEST_ASSETS"
 
 const modulePath = "github.com/hexagonal-operator/operator"
 
-// Binary returns the path of a control plane binary: from OPERATOR_TEST_ASSETS
-// when set, else from the repository's bin/ folder. The error says how to get
-// it.
+// Binary returns the absolute path of a control plane binary: from
+// OPERATOR_TEST_ASSETS when set (a relative folder is read from the working
+// directory), else from the repository's bin/ folder. The error says how to
+// get it.
 func Binary(name string) (string, error) {
 	dir := os.Getenv(AssetsEnv)
 	if dir == "" {
@@ -27,7 +28,11 @@ func Binary(name string) (string, error) {
 		}
 		dir = filepath.Join(root, "bin")
 	}
-	path := filepath.Join(dir, name)
+	// Absolute, since each binary runs in its own working folder.
+	path, err := filepath.Abs(filepath.Join(dir, name))
+	if err != nil {
+		return "", fmt.Errorf("locate %s: %w", name, err)
+	}
 	info, err := os.Stat(path)
 	if err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
 		return "", fmt.Errorf("%s not found in %s: run `make tools` to build the test control plane binaries (or set %s)", name, dir, AssetsEnv)

@@ -292,6 +292,23 @@ func TestMissingBinarySaysMakeTools(t *testing.T) {
 	assert.Contains(t, err.Error(), "etcd not found")
 }
 
+func TestRelativeAssetsFolderIsReadFromTheWorkingDirectory(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "bin"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bin", "etcd"), []byte("#!/bin/sh\n"), 0o755))
+	t.Chdir(dir)
+	t.Setenv(controlplane.AssetsEnv, "bin")
+
+	path, err := controlplane.Binary("etcd")
+	require.NoError(t, err)
+	want, err := filepath.EvalSymlinks(filepath.Join(dir, "bin", "etcd"))
+	require.NoError(t, err)
+	got, err := filepath.EvalSymlinks(path)
+	require.NoError(t, err)
+	assert.True(t, filepath.IsAbs(path), "%s: a binary runs in its own working folder", path)
+	assert.Equal(t, want, got)
+}
+
 func TestManifestsReadsPlainFoldersAndRejectsJunk(t *testing.T) {
 	t.Parallel()
 	objs, err := controlplane.Manifests("testdata/webhook")
