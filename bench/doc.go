@@ -106,7 +106,8 @@
 //     heap / (N + pods); op-cpu and cp-cpu from process start until
 //     written.
 //     One line per size (and binary). --plot draws labeled and ceiling, rss
-//     and heap against the objects cached as an SVG.
+//     and heap against the objects cached as an SVG; sizes of several Pods
+//     per ReplicaSet are squares, on a line of their own.
 //
 // # Flags
 //
