@@ -46,6 +46,8 @@ type env struct {
 	// ca signed the webhook serving certificate in certDir: the first
 	// control plane's, which every webhook configuration trusts.
 	ca []byte
+	// root is the repository, whose config/ the control planes install.
+	root string
 	// dir holds operator logs; removed at exit.
 	dir  string
 	opts options
@@ -65,7 +67,7 @@ func startEnv(ctx context.Context, opts options) (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create work folder: %w", err)
 	}
-	e := &env{dir: dir, certDir: filepath.Join(dir, "certs"), opts: opts, seq: new(int), seeds: map[scaleSize]scaleSeed{}}
+	e := &env{root: root, dir: dir, certDir: filepath.Join(dir, "certs"), opts: opts, seq: new(int), seeds: map[scaleSize]scaleSeed{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -92,7 +94,7 @@ func startEnv(ctx context.Context, opts options) (*env, error) {
 		return nil, fmt.Errorf("issue webhook serving certificate: %w", err)
 	}
 	e.ca = e.cp.CACert()
-	if err := e.install(ctx, root); err != nil {
+	if err := e.install(ctx); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -119,13 +121,13 @@ func (e *env) connect(cp *controlplane.ControlPlane) error {
 
 // install creates the CRD and the webhook configurations from config/ in
 // e's control plane, pointing at e.webhook and trusting e.ca.
-func (e *env) install(ctx context.Context, root string) error {
+func (e *env) install(ctx context.Context) error {
 	server := controlplane.WebhookServer{Host: e.webhook, CABundle: e.ca}
-	if _, err := e.cp.InstallCRDs(ctx, filepath.Join(root, "config", "crd"), &server); err != nil {
+	if _, err := e.cp.InstallCRDs(ctx, filepath.Join(e.root, "config", "crd"), &server); err != nil {
 		return err
 	}
 	// From config/default, so the configurations carry their deployed names.
-	if _, err := e.cp.InstallWebhooks(ctx, filepath.Join(root, "config", "default"), server); err != nil {
+	if _, err := e.cp.InstallWebhooks(ctx, filepath.Join(e.root, "config", "default"), server); err != nil {
 		return err
 	}
 	return nil

@@ -166,10 +166,6 @@ func (e *env) seedScale(ctx context.Context, size scaleSize) (_ scaleSeed, err e
 		return seed, nil
 	}
 	const createConcurrency = 64
-	root, err := controlplane.RepoRoot()
-	if err != nil {
-		return scaleSeed{}, err
-	}
 	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(e.dir, fmt.Sprintf("scale-%dx%d", size.replicaSets, size.podsPer))})
 	if err != nil {
 		return scaleSeed{}, err
@@ -183,7 +179,7 @@ func (e *env) seedScale(ctx context.Context, size scaleSize) (_ scaleSeed, err e
 	if err != nil {
 		return scaleSeed{}, err
 	}
-	if err := se.install(ctx, root); err != nil {
+	if err := se.install(ctx); err != nil {
 		return scaleSeed{}, err
 	}
 	seed := scaleSeed{scaleSize: size, data: cp.EtcdDataDir()}
