@@ -2,6 +2,9 @@ package webhook
 
 import "net/http"
 
+// HandshakeBurst is how many connections one address may open at once.
+const HandshakeBurst = handshakeBurst
+
 // OpenConns counts the connections the server tracks.
 func OpenConns(s *Server) int {
 	s.mu.Lock()

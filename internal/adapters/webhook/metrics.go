@@ -18,11 +18,14 @@ type metrics struct {
 	conversionPanics prometheus.Counter
 	bodyBytes        prometheus.Gauge
 	rejected         *prometheus.CounterVec
-	rejectedConns    prometheus.Counter
+	rejectedConns    *prometheus.CounterVec
+	evicted          *prometheus.CounterVec
+	evictedConns     *prometheus.CounterVec
 }
 
 // Values of the label reason of operator_webhook_requests_rejected_total:
-// the client_ ones are a client address's share, the others the budget.
+// the client_ ones refuse an address that holds its fair share of a full
+// budget, the others a request for which nothing could be given up.
 const (
 	rejectedRequests        = "requests"
 	rejectedBodyBytes       = "body_bytes"
@@ -60,20 +63,35 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 		}),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "operator_webhook_requests_rejected_total",
-			Help: "Requests answered 429 because the webhook server's budget of requests or of body bytes in flight, or their client address's share of it, was spent.",
+			Help: "Requests answered 429 because the webhook server's budget of requests or of body bytes in flight was spent and their client address held its fair share of it, or nothing could be given up for them.",
 		}, []string{"webhook", "reason"}),
-		rejectedConns: prometheus.NewCounter(prometheus.CounterOpts{
+		rejectedConns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "operator_webhook_connections_rejected_total",
-			Help: "Connections to the webhook server reset as soon as they were accepted because their client address held its share of connections.",
-		}),
+			Help: "Connections to the webhook server reset as soon as they were accepted: every connection was taken and their client address held its fair share of them, or it opened connections faster than its TLS handshake rate.",
+		}, []string{"reason"}),
+		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "operator_webhook_requests_evicted_total",
+			Help: "Requests given up, their connection reset, to make room for a client address below its fair share of the webhook server's budget.",
+		}, []string{"webhook"}),
+		evictedConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "operator_webhook_connections_evicted_total",
+			Help: "Connections reset to make room for a client address below its fair share of the webhook server's connections, requests or body bytes, by the resource it needed.",
+		}, []string{"resource"}),
 	}
-	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight, m.panics, m.conversionPanics, m.bodyBytes, m.rejected, m.rejectedConns} {
+	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight, m.panics, m.conversionPanics, m.bodyBytes, m.rejected, m.rejectedConns, m.evicted, m.evictedConns} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register webhook metrics: %w", err)
 		}
 	}
 	// Series exist from the start, so rate() and alerts see a zero.
+	for _, reason := range rejectedConnReasons {
+		m.rejectedConns.WithLabelValues(reason)
+	}
+	for _, name := range itemNames {
+		m.evictedConns.WithLabelValues(name)
+	}
 	for _, p := range paths {
+		m.evicted.WithLabelValues(p)
 		m.total.WithLabelValues(p, "200")
 		m.total.WithLabelValues(p, "500")
 		m.latency.WithLabelValues(p)

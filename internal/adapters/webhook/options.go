@@ -40,13 +40,17 @@ type Options struct {
 	// reset (CVE-2023-44487) costs a server far more than a client.
 	EnableHTTP2 bool
 	// MaxRequestBytes and MaxConversionBytes bound a review's body; larger
-	// ones get 413, as do bodies larger than one client address's share of
-	// MaxBodyBytesInFlight (budget.go).
+	// ones get 413, as do bodies larger than what MaxBodyBytesInFlight
+	// keeps for large bodies (budget.go).
 	MaxRequestBytes    int64
 	MaxConversionBytes int64
 	// MaxBodyBytesInFlight and MaxRequestsInFlight bound what all requests
-	// hold at once; a request beyond them, or beyond its client address's
-	// half of them, gets 429 with Retry-After.
+	// hold at once, and twice MaxRequestsInFlight the open connections.
+	// Each is shared fairly among the client addresses that hold some:
+	// when one is full, a request from an address holding its fair share
+	// gets 429 with Retry-After, and one from an address below it is
+	// served in place of the largest holder's slowest request, whose
+	// connection is reset (budget.go).
 	MaxBodyBytesInFlight int64
 	MaxRequestsInFlight  int
 

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/utils/clock"
 )
 
 // CertSource is the server's certificate (internal/adapters/certs): started
@@ -41,6 +42,7 @@ type Server struct {
 	metrics     *metrics
 	mux         *http.ServeMux
 	budget      *budget
+	handshakes  *handshakes
 
 	draining atomic.Bool // set by Stop: responses close their connection
 
@@ -71,8 +73,9 @@ func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer
 	}
 	s := &Server{
 		opts: opts, certs: certs, log: logger, metrics: m, mux: http.NewServeMux(), conns: map[net.Conn]http.ConnState{},
-		budget: newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes),
-		hooks:  len(hooks), conversions: len(conversions),
+		budget:     newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes, m.evictedConns),
+		handshakes: newHandshakes(clock.RealClock{}),
+		hooks:      len(hooks), conversions: len(conversions),
 	}
 	for _, h := range hooks {
 		s.mux.Handle(h.Path, s.leased(h.Path, s.handle(h.Path, "admission request", m.panics, s.serveAdmission(h))))
@@ -103,7 +106,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("webhook server: %w", err), s.certs.Stop(ctx))
 	}
-	ln = &shareListener{Listener: ln, budget: s.budget, refused: s.metrics.rejectedConns}
+	ln = &shareListener{Listener: ln, budget: s.budget, handshakes: s.handshakes, refused: s.metrics.rejectedConns}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(s.opts.EnableHTTP2)
@@ -122,6 +125,7 @@ func (s *Server) Start(ctx context.Context) error {
 		IdleTimeout:       s.opts.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ConnState:         s.trackConn,
+		ConnContext:       withConn,
 		ErrorLog:          log.New(httpErrorWriter{s.log}, "", 0),
 	}
 	s.srv, s.addr, s.served = srv, ln.Addr().(*net.TCPAddr), make(chan struct{})
@@ -390,9 +394,13 @@ func (s *Server) leased(path string, next http.Handler) http.Handler {
 	for _, reason := range rejectedReasons {
 		rejected[reason] = s.metrics.rejected.WithLabelValues(path, reason)
 	}
+	evicted := s.metrics.evicted.WithLabelValues(path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		orig := r.Body
-		body := &leasedBody{ReadCloser: orig, lease: lease{budget: s.budget, client: clientAddr(r.RemoteAddr)}, rejected: rejected}
+		body := &leasedBody{ReadCloser: orig, lease: lease{budget: s.budget, client: clientAddr(r.RemoteAddr), onEvict: evicted}, rejected: rejected}
+		if c := connOf(r.Context()); c != nil {
+			body.conn, body.client = c, c.client
+		}
 		defer body.release()
 		r.Body = body
 		// net/http looks at its own body type to decide what to drain.
@@ -441,8 +449,18 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, w
 		hangUp(w)
 		return fail(http.StatusTooManyRequests, "the webhook server is busy: "+why+"; retry later")
 	}
+	// evicted answers a request given up for another address; its
+	// connection is reset already, so the answer is for the metrics and
+	// the log.
+	evicted := func() ([]byte, bool) {
+		hangUp(w)
+		return fail(http.StatusTooManyRequests, "the webhook server is busy: "+errEvicted.Error()+"; retry later")
+	}
 	if err := lb.enter(); err != nil {
-		if errors.Is(err, errShareTaken) {
+		switch {
+		case errors.Is(err, errEvicted):
+			return evicted()
+		case errors.Is(err, errShareTaken):
 			return refuse(rejectedClientRequests, "too many requests in flight from this address")
 		}
 		return refuse(rejectedRequests, "too many requests in flight")
@@ -451,6 +469,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64, w
 	if err != nil {
 		lb.dropBytes()
 		switch {
+		case errors.Is(err, errEvicted) || lb.wasEvicted():
+			return evicted()
 		case errors.Is(err, errShareSpent):
 			return refuse(rejectedClientBodyBytes, "too many request body bytes in flight from this address")
 		case errors.Is(err, errOverBudget):

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -662,64 +663,48 @@ func bodyBytes(t *testing.T, f *fixture) float64 {
 	return operatorMetrics(t, f.reg)[bodyBytesInFlight]
 }
 
-// The budget answers a request it has no room for at once, with 429 and
-// Retry-After, and counts it; a small review from another address still
-// gets through while large bodies hold all they may of it. The fixture's
-// client connects from 127.0.0.1, the holders from other loopback
-// addresses.
-func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
+// When the budget is full, a request from an address that holds its fair
+// share is answered at once with 429 and Retry-After, and counted; one
+// from an address below its share is served, and the largest holder's
+// oldest request still reading its body is given up: its connection
+// reset, its request counted as evicted and as a 429. The fixture's client
+// connects from 127.0.0.1, the holders from 127.0.0.2 (on Linux all of
+// 127/8 is loopback).
+func TestBudgetGivesANewcomerRoomAndRefusesAHoarder(t *testing.T) {
 	t.Parallel()
-	review := podReview(t, "small", admissionv1.Create, testPod(nil), nil)
-	type body struct {
-		from     string
-		declared int64
-		send     []byte
-	}
+	const hoarder = "127.0.0.2"
 	// 256 KiB with 512 slots keeps half for the first 16 KiB of each
-	// body: large parts fill 128 KiB at most, 64 KiB of them from one
-	// address, and no body is larger than 80 KiB. A holder of 78 KiB that
-	// sent 70 holds 78 KiB, 62 KiB of it large parts.
-	largeBody := func(from string) body { return body{from, 78 << 10, bytes.Repeat([]byte("x"), 70<<10)} }
-	opening := []byte(`{"apiVersion":`)
+	// body: large parts fill 128 KiB at most. A holder of 78 KiB that sent
+	// 70 holds 78 KiB, 62 KiB of it large parts, so two fill the large
+	// parts nearly, and a third is past what one address may hold.
+	largeBody := func() body { return body{hoarder, 78 << 10, bytes.Repeat([]byte("x"), 70<<10)} }
+	smallBody := func() body { return body{hoarder, 1 << 10, []byte(`{"apiVersion":`)} }
 	tests := []struct {
-		name       string
-		mod        func(*webhook.Options)
-		holders    []body
-		held       float64 // the bytes the holders reserve
-		refused    body
-		reason     string
-		reviewCode int // a small review's answer while the holders hold
-		rejected   float64
+		name     string
+		mod      func(*webhook.Options)
+		holders  []body
+		held     float64 // the bytes the holders reserve
+		reason   string  // of the hoarder's refusal
+		resource string  // needed by the newcomer
+		review   []byte  // the newcomer's
 	}{
 		{
-			name:       "requests in flight",
-			mod:        func(o *webhook.Options) { o.MaxRequestsInFlight = 4 },
-			holders:    []body{{"127.0.0.2", 1 << 10, opening}, {"127.0.0.2", 1 << 10, opening}, {"127.0.0.3", 1 << 10, opening}, {"127.0.0.3", 1 << 10, opening}},
-			held:       4 << 10, // each its declared KiB, all it may ever need
-			refused:    body{"127.0.0.4", int64(len(review)), review},
-			reason:     "requests",
-			reviewCode: http.StatusTooManyRequests,
-			rejected:   2,
+			name:     "requests in flight",
+			mod:      func(o *webhook.Options) { o.MaxRequestsInFlight = 4 },
+			holders:  []body{smallBody(), smallBody(), smallBody(), smallBody()},
+			held:     4 << 10, // each its declared KiB, all it may ever need
+			reason:   "client_requests",
+			resource: "requests",
+			review:   podReview(t, "small", admissionv1.Create, testPod(nil), nil),
 		},
 		{
-			name:       "body bytes in flight",
-			mod:        func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 },
-			holders:    []body{largeBody("127.0.0.2"), largeBody("127.0.0.3")},
-			held:       2 * 78 << 10,
-			refused:    largeBody("127.0.0.4"),
-			reason:     "body_bytes",
-			reviewCode: http.StatusOK,
-			rejected:   1,
-		},
-		{
-			name:       "an address's share of body bytes",
-			mod:        func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 },
-			holders:    []body{largeBody("127.0.0.2")},
-			held:       78 << 10,
-			refused:    largeBody("127.0.0.2"),
-			reason:     "client_body_bytes",
-			reviewCode: http.StatusOK,
-			rejected:   1,
+			name:     "body bytes in flight",
+			mod:      func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 },
+			holders:  []body{largeBody(), largeBody()},
+			held:     2 * 78 << 10,
+			reason:   "client_body_bytes",
+			resource: "body_bytes",
+			review:   podReview(t, "large", admissionv1.Create, hugePod(60<<10), nil),
 		},
 	}
 	for _, tt := range tests {
@@ -729,68 +714,132 @@ func TestBudgetRefusesRequestsPastItsLimits(t *testing.T) {
 			var holders []*tls.Conn
 			for _, h := range tt.holders {
 				holders = append(holders, f.startBody(t, h.from, app.PodMutatePath, h.declared, h.send))
+				// One at a time, so that the first is the oldest.
+				want := float64(len(holders)) / float64(len(tt.holders)) * tt.held
+				require.Eventually(t, func() bool { return bodyBytes(t, f) == want }, 5*time.Second, 5*time.Millisecond, "holder %d's body is being read", len(holders))
 			}
-			require.Eventually(t, func() bool { return bodyBytes(t, f) == tt.held }, 5*time.Second, 5*time.Millisecond, "the holders' bodies are being read")
 
-			resp, text := answer(t, f.startBody(t, tt.refused.from, app.PodMutatePath, tt.refused.declared, tt.refused.send))
+			refused := tt.holders[0]
+			resp, text := answer(t, f.startBody(t, refused.from, app.PodMutatePath, refused.declared, refused.send))
 			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, text)
 			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 			assert.True(t, resp.Close, "the connection closes after the answer")
-			assert.Contains(t, text, "busy")
+			assert.Contains(t, text, "from this address")
 
-			resp, text2 := f.post(t, app.PodMutatePath, "application/json", review)
-			assert.Equal(t, tt.reviewCode, resp.StatusCode, string(text2))
+			assert.True(t, f.admit(t, app.PodMutatePath, tt.review).Allowed, "the newcomer is served")
+			assertReset(t, holders[0], "the oldest holder")
+			for _, c := range holders[1:] {
+				require.NoError(t, c.SetReadDeadline(time.Now().Add(50*time.Millisecond)))
+				_, err := c.Read(make([]byte, 1))
+				var ne net.Error
+				assert.True(t, errors.As(err, &ne) && ne.Timeout(), "the other holders are still being read: %v", err)
+			}
 
 			got := operatorMetrics(t, f.reg)
 			for _, reason := range []string{"requests", "body_bytes", "client_requests", "client_body_bytes"} {
 				want := 0.0
 				if reason == tt.reason {
-					want = tt.rejected
+					want = 1
 				}
 				assert.Equal(t, want, got[fmt.Sprintf(`operator_webhook_requests_rejected_total{reason=%q,webhook="/mutate--v1-pod"}`, reason)], reason)
 			}
-			assert.Equal(t, tt.rejected, gather(t, f.reg)[`controller_runtime_webhook_requests_total{code="429",webhook="/mutate--v1-pod"}`])
+			assert.Equal(t, 1.0, got[`operator_webhook_requests_evicted_total{webhook="/mutate--v1-pod"}`])
+			assert.Equal(t, 1.0, got[fmt.Sprintf(`operator_webhook_connections_evicted_total{resource=%q}`, tt.resource)])
+			require.Eventually(t, func() bool {
+				return gather(t, f.reg)[`controller_runtime_webhook_requests_total{code="429",webhook="/mutate--v1-pod"}`] == 2
+			}, 5*time.Second, 5*time.Millisecond, "the refused and the given-up request are 429s")
 			assert.LessOrEqual(t, got[bodyBytesInFlight], float64(256<<10))
 
-			// Once the holders are gone, everything they held is back and
-			// the review is served.
+			// Once the holders are gone, everything they held is back.
 			for _, c := range holders {
-				require.NoError(t, c.Close())
+				_ = c.Close() // the first was reset already
 			}
 			require.Eventually(t, func() bool { return bodyBytes(t, f) == 0 }, 5*time.Second, 5*time.Millisecond)
-			assert.True(t, f.admit(t, app.PodMutatePath, review).Allowed)
+			assert.True(t, f.admit(t, app.PodMutatePath, tt.review).Allowed)
 			assert.Zero(t, bodyBytes(t, f))
 		})
 	}
 }
 
-// One address that opens as many connections as its share of request
-// slots gets any more reset at once, counted, while another address is
-// served; once it closes some, it connects again.
-func TestOneAddressCannotTakeEveryConnection(t *testing.T) {
-	t.Parallel()
-	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.MaxRequestsInFlight = 4 })
-	const hostile = "127.0.0.2"
-	first := f.startBody(t, hostile, app.PodMutatePath, 1<<10, []byte(`{"apiVersion":`))
-	f.startBody(t, hostile, app.PodMutatePath, 1<<10, []byte(`{"apiVersion":`))
-	require.Eventually(t, func() bool { return bodyBytes(t, f) == 2<<10 }, 5*time.Second, 5*time.Millisecond, "both bodies are being read")
+// body is what a client sends: the head of a POST declaring declared
+// bytes, then send.
+type body struct {
+	from     string
+	declared int64
+	send     []byte
+}
 
-	for range 3 {
-		_, err := f.dialFrom(hostile)
-		require.Error(t, err, "a third connection from one address, with two of four slots")
+// assertReset checks that the server has closed conn.
+func assertReset(t *testing.T, conn *tls.Conn, what string) {
+	t.Helper()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err := io.ReadAll(conn)
+	var ne net.Error
+	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "%s: the server closed its connection", what)
+}
+
+// An address alone may open every connection; past that it is reset at
+// accept, counted, and another address that connects takes the hoarder's
+// oldest connection that carries no request. Once the hoarder holds less,
+// it connects again.
+func TestConnectionsAreSharedAmongAddresses(t *testing.T) {
+	t.Parallel()
+	// Four request slots: eight connections.
+	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.MaxRequestsInFlight = 4 })
+	const hoarder = "127.0.0.2"
+	busy := f.startBody(t, hoarder, app.PodMutatePath, 1<<10, []byte(`{"apiVersion":`))
+	require.Eventually(t, func() bool { return bodyBytes(t, f) == 1<<10 }, 5*time.Second, 5*time.Millisecond, "the first connection's body is being read")
+	var idle []*tls.Conn
+	for range 7 {
+		conn, err := f.dialFrom(hoarder)
+		require.NoError(t, err, "an address alone may open every connection")
+		t.Cleanup(func() { _ = conn.Close() })
+		idle = append(idle, conn)
 	}
-	assert.Equal(t, float64(3), operatorMetrics(t, f.reg)["operator_webhook_connections_rejected_total{}"])
+	for range 3 {
+		_, err := f.dialFrom(hoarder)
+		require.Error(t, err, "a ninth connection from one address, alone, of eight")
+	}
+	assert.Equal(t, float64(3), operatorMetrics(t, f.reg)[`operator_webhook_connections_rejected_total{reason="client_connections"}`])
+
 	for i := range 3 {
 		assert.True(t, f.admit(t, app.PodMutatePath, podReview(t, fmt.Sprintf("u%d", i), admissionv1.Create, testPod(nil), nil)).Allowed, "another address is served")
 	}
+	assertReset(t, idle[0], "the hoarder's oldest idle connection")
+	assert.Equal(t, float64(1), operatorMetrics(t, f.reg)[`operator_webhook_connections_evicted_total{resource="connections"}`], "one connection taken, then kept alive")
+	assert.Equal(t, float64(1<<10), bodyBytes(t, f), "the connection with a request outlasts the idle ones")
+	assert.Zero(t, operatorMetrics(t, f.reg)[`operator_webhook_requests_evicted_total{webhook="/mutate--v1-pod"}`])
 
-	require.NoError(t, first.Close())
+	require.NoError(t, busy.Close())
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		conn, err := f.dialFrom(hostile)
+		conn, err := f.dialFrom(hoarder)
 		if assert.NoError(c, err) {
 			_ = conn.Close()
 		}
 	}, 5*time.Second, 10*time.Millisecond, "the address connects again once it holds less than its share")
+}
+
+// An address that opens connections faster than its handshake rate has
+// the rest reset at accept, before any TLS is spent, while another
+// address connects.
+func TestHandshakeRateIsHeldPerAddress(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), nil)
+	d := &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}}
+	// Plain TCP: the server waits for a ClientHello on each.
+	for i := range webhook.HandshakeBurst + 10 {
+		conn, err := d.Dial("tcp", f.server.Addr().String())
+		if i >= webhook.HandshakeBurst && err != nil {
+			continue // reset before the dial returned
+		}
+		require.NoError(t, err, "connection %d", i)
+		t.Cleanup(func() { _ = conn.Close() })
+	}
+	require.Eventually(t, func() bool {
+		return operatorMetrics(t, f.reg)[`operator_webhook_connections_rejected_total{reason="handshake_rate"}`] >= 1
+	}, 5*time.Second, 5*time.Millisecond, "connections past the burst are reset")
+	assert.LessOrEqual(t, operatorMetrics(t, f.reg)[`operator_webhook_connections_rejected_total{reason="handshake_rate"}`], float64(10+1), "at most the surplus, and what the rate let in meanwhile")
+	assert.True(t, f.admit(t, app.PodMutatePath, podReview(t, "u1", admissionv1.Create, testPod(nil), nil)).Allowed, "another address is served")
 }
 
 // A declared length the server will not read is refused before a byte of
@@ -804,10 +853,9 @@ func TestOversizeDeclaredLengthIsRefusedAtOnce(t *testing.T) {
 		limit    string
 	}{
 		{name: "past the request limit", declared: webhook.DefaultMaxRequestBytes + 1, limit: "7340032"},
-		// 256 KiB, half of it reserved for the first 16 KiB of each body,
-		// and one address's share half of the rest: no body can be larger
-		// than 80 KiB.
-		{name: "past what the budget can hold", mod: func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 }, declared: 200 << 10, limit: "81920"},
+		// 256 KiB, half of it reserved for the first 16 KiB of each body:
+		// no body can be larger than 144 KiB, even from an address alone.
+		{name: "past what the budget can hold", mod: func(o *webhook.Options) { o.MaxBodyBytesInFlight = 256 << 10 }, declared: 200 << 10, limit: "147456"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
