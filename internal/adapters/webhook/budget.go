@@ -344,7 +344,14 @@ func (b *budget) enter(t *lease) error {
 		b.mu.Unlock()
 		return nil
 	}
-	if t.evicted || (t.conn != nil && t.conn.evicted) {
+	if !t.evicted && t.conn != nil && t.conn.evicted {
+		// Its connection was given up while it sent its head.
+		t.evicted = true
+		if t.onEvict != nil {
+			t.onEvict.Inc()
+		}
+	}
+	if t.evicted {
 		b.mu.Unlock()
 		return errEvicted
 	}

@@ -250,6 +250,11 @@ func TestBudgetGivesANewcomerItsFairShareOfConnections(t *testing.T) {
 			assert.False(t, busy.wasEvicted(), "a connection with a request outlasts idle ones")
 			assert.Equal(t, float64(tt.share), b.evictions(connections))
 			assert.Zero(t, testutil.ToFloat64(b.onEvict), "no request given up")
+			if tt.share > 0 {
+				_, err := b.request(conns[1])
+				assert.ErrorIs(t, err, errEvicted, "a request that arrives on a connection given up")
+				assert.Equal(t, 1.0, testutil.ToFloat64(b.onEvict), "is counted as given up")
+			}
 
 			busy.release()
 			for _, c := range append(conns, mine...) {
