@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
-	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/certs"
+	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/config"
 	"github.com/hexagonal-operator/operator/internal/domain/chaospod"
@@ -26,16 +26,20 @@ import (
 // --controllers says), and its controller when cfg runs "chaospod".
 func chaosPodOptions(cfg config.Config) fx.Option {
 	opts := []fx.Option{
-		// The ChaosPods' cache: the reconciler's, and the operator's Pod
-		// rule's on every replica. Its informer starts at the first read,
-		// so a replica that neither runs the controller nor is asked about
-		// an operator's Pod never lists ChaosPods.
+		// The operator's Pod rule reads the ChaosPod a Pod names from the
+		// API server, on every replica, never from a cache: a cache may
+		// still hold a ChaosPod deleted a moment ago, and the rule admits
+		// on what it reads. (The reconciler reads the cache its For
+		// declares.)
 		fx.Provide(
 			fx.Private,
-			func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[*chaosv1.ChaosPod], error) {
-				return cache.NewDynamicResource[*chaosv1.ChaosPod](c, dyn, chaosv1.GroupVersionResource)
+			func(c *kube.Clients) (ports.Reader[*chaosv1.ChaosPod], error) {
+				r, err := kube.NewReader[*chaosv1.ChaosPod](c, chaosv1.GroupVersionResource)
+				if err != nil {
+					return nil, err
+				}
+				return r, nil
 			},
-			func(r *cache.Resource[*chaosv1.ChaosPod]) ports.Reader[*chaosv1.ChaosPod] { return r },
 		),
 		ChaosPodWebhooks,
 		OperatorPodWebhooks,

@@ -50,6 +50,9 @@ func RequiredAccess(cfg config.Config) []kube.Access {
 	if chaosPods {
 		add(grantChaosPod, "", "pods", ns, "", "create", "delete")
 		add(grantChaosPod, chaosv1.GroupName, "chaospods", ns, "", "list", "watch", "update")
+		// The operator's Pod validator reads the ChaosPod a Pod names
+		// from the API server, never from the cache.
+		add(grantChaosPod, chaosv1.GroupName, "chaospods", ns, "", "get")
 		add(grantChaosPod, chaosv1.GroupName, "chaospods/status", ns, "", "update")
 		// The Pods' controller reference blocks the owner's deletion, which
 		// clusters with OwnerReferencesPermissionEnforcement allow only to

@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"errors"
 
 	"go.uber.org/fx"
+	"go.uber.org/zap"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +14,7 @@ import (
 	chaosv2 "github.com/hexagonal-operator/operator/api/chaos/v2"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
 	"github.com/hexagonal-operator/operator/internal/domain/admission"
+	"github.com/hexagonal-operator/operator/internal/ports"
 )
 
 // The admission webhooks the operator serves are registered here, each in
@@ -47,10 +50,12 @@ var PodResource = webhook.Resource{
 	Resource: corev1.SchemeGroupVersion.WithResource("pods"),
 }
 
-// ExcludedNamespaces never reach the Pod hooks: the cluster's own
-// namespaces, and the operator's, so the operator can always start even
-// when its webhook cannot answer (no chicken and egg). The names are
-// literal because kustomize does not rewrite selector values.
+// ExcludedNamespaces never reach the Pod hooks that see everyone's Pods:
+// the cluster's own namespaces, and the operator's, so the operator can
+// always start even when its webhook cannot answer (no chicken and egg).
+// The names are literal because kustomize does not rewrite selector
+// values. The operator's Pod validator sees only the operator's own Pods
+// and leaves no namespace out.
 func ExcludedNamespaces() []string {
 	return []string{"kube-system", "kube-public", "kube-node-lease", OperatorNamespace}
 }
@@ -85,16 +90,58 @@ func reinvoked(h *webhook.Hook) {
 }
 
 // OperatorPodWebhooks is the rule for the Pods the operator itself
-// creates; it needs a ports.Reader of ChaosPods.
+// creates; it needs a ports.Reader of ChaosPods that reads the API server
+// (chaosPodOptions gives it one), and logs, when it is given a logger, the
+// precise reason of each refusal at debug level, which the client is never
+// told.
 //
 // Its match condition restricts it to the operator's ServiceAccount, so
 // it never refuses, nor delays, anyone else's Pod: if no replica answers,
 // only the operator's own Pod creates fail (closed), and the chaospod
-// controller retries them. It leaves out the namespaces every Pod hook
-// leaves out; there chaospod-templates still refuses a Pod while the
-// namespace holds no ChaosPod.
-var OperatorPodWebhooks = Validating[corev1.Pod](PodResource.Resource, admission.NewOperatorPodValidator,
-	Named("operator-pod-validator.hexagonal-operator.io"), At(OperatorPodValidatePath), Operations(admissionregistrationv1.Create), userPods, operatorOnly)
+// controller retries them. So, unlike the other Pod hooks, it needs no
+// namespace left out, and leaves none out: where it did, a Pod naming a
+// ChaosPod that does not exist passed in those namespaces (kube-system
+// among them) once they held any ChaosPod.
+var OperatorPodWebhooks = Validating[corev1.Pod](PodResource.Resource, newOperatorPodValidator,
+	Named("operator-pod-validator.hexagonal-operator.io"), At(OperatorPodValidatePath), Operations(admissionregistrationv1.Create), equivalent, operatorOnly)
+
+type operatorPodParams struct {
+	fx.In
+	ChaosPods ports.Reader[*chaosv1.ChaosPod]
+	Logger    *zap.Logger `optional:"true"`
+}
+
+func newOperatorPodValidator(p operatorPodParams) (*refusalLog, error) {
+	v, err := admission.NewOperatorPodValidator(p.ChaosPods)
+	if err != nil {
+		return nil, err
+	}
+	log := zap.NewNop()
+	if p.Logger != nil {
+		log = p.Logger.Named("operator-pod-validator")
+	}
+	return &refusalLog{Validator: v, log: log}, nil
+}
+
+// refusalLog logs the whole error of each refusal at debug level: the
+// domain wraps the words the client reads, the same for every missing,
+// replaced or departing ChaosPod, with the reason, which only the
+// operator's log may tell.
+type refusalLog struct {
+	ports.Validator[*corev1.Pod]
+	log *zap.Logger
+}
+
+func (r *refusalLog) ValidateCreate(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+	warnings, err := r.Validator.ValidateCreate(ctx, pod)
+	var denied *ports.DeniedError
+	if errors.As(err, &denied) && err.Error() != denied.Message {
+		r.log.Debug("operator pod refused", zap.String("namespace", pod.Namespace), zap.String("name", pod.Name), zap.Error(err))
+	}
+	return warnings, err
+}
+
+func equivalent(h *webhook.Hook) { h.MatchPolicy = admissionregistrationv1.Equivalent }
 
 func operatorOnly(h *webhook.Hook) {
 	h.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: OperatorMatchCondition, Expression: operatorUsername}}

@@ -21,6 +21,7 @@ import (
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
+	"github.com/hexagonal-operator/operator/internal/ports"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 	"github.com/hexagonal-operator/operator/test/portstest"
 )
@@ -59,8 +60,9 @@ func startCluster(t *testing.T) *cluster {
 }
 
 // fixture returns the suite's fixture factory for resource, read through
-// reader; each test gets a namespace of its own.
-func fixture[T, R cache.Object](t *testing.T, cl *cluster, resource schema.GroupVersionResource, reader func() (*cache.Resource[R], error)) func(*testing.T) portstest.Fixture[T, R] {
+// reader (the cache, or the API server itself); each test gets a namespace
+// of its own.
+func fixture[T, R cache.Object](t *testing.T, cl *cluster, resource schema.GroupVersionResource, reader func() (ports.Reader[R], error)) func(*testing.T) portstest.Fixture[T, R] {
 	t.Helper()
 	r, err := reader()
 	require.NoError(t, err)
@@ -98,22 +100,31 @@ func TestObjectsContract(t *testing.T) {
 	t.Run("ReplicaSets", func(t *testing.T) {
 		t.Parallel()
 		portstest.RunObjects(t, portstest.ReplicaSets, fixture[*appsv1.ReplicaSet](t, cl, replicaSets,
-			func() (*cache.Resource[*appsv1.ReplicaSet], error) {
+			func() (ports.Reader[*appsv1.ReplicaSet], error) {
 				return cache.NewResource[*appsv1.ReplicaSet](cl.cache, replicaSets)
 			}))
 	})
 	t.Run("Pods", func(t *testing.T) {
 		t.Parallel()
 		portstest.RunObjects(t, portstest.Pods, fixture[*corev1.Pod](t, cl, pods,
-			func() (*cache.Resource[*metav1.PartialObjectMetadata], error) {
+			func() (ports.Reader[*metav1.PartialObjectMetadata], error) {
 				return cache.NewMetadataResource(cl.cache, pods, "Pod")
 			}))
 	})
 	t.Run("ChaosPods", func(t *testing.T) {
 		t.Parallel()
 		portstest.RunObjects(t, portstest.ChaosPods, fixture[*chaosv1.ChaosPod](t, cl, chaosv1.GroupVersionResource,
-			func() (*cache.Resource[*chaosv1.ChaosPod], error) {
+			func() (ports.Reader[*chaosv1.ChaosPod], error) {
 				return cache.NewDynamicResource[*chaosv1.ChaosPod](cl.cache, cl.clients.Dynamic, chaosv1.GroupVersionResource)
+			}))
+	})
+	// The live reader the operator's Pod validator trusts, held to the
+	// same behaviour as the cache and the in-memory twin.
+	t.Run("ChaosPodsReadLive", func(t *testing.T) {
+		t.Parallel()
+		portstest.RunObjects(t, portstest.ChaosPods, fixture[*chaosv1.ChaosPod](t, cl, chaosv1.GroupVersionResource,
+			func() (ports.Reader[*chaosv1.ChaosPod], error) {
+				return kube.NewReader[*chaosv1.ChaosPod](cl.clients, chaosv1.GroupVersionResource)
 			}))
 	})
 }

@@ -2,6 +2,8 @@ package e2e_test
 
 import (
 	"context"
+	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,7 +29,11 @@ import (
 
 const (
 	operatorPodWebhook = "operator-pod-validator.hexagonal-operator.io"
-	operatorPodDenied  = "the operator may only create Pods of an existing ChaosPod: "
+	// operatorPodRefused is the validator's one answer for a Pod whose
+	// ChaosPod is missing, has another UID or is being deleted: it tells
+	// no client which it was.
+	operatorPodRefused = "the operator may only create Pods of an existing ChaosPod: " +
+		"the Pod's controller must be a ChaosPod of its namespace with the name and UID its owner reference gives, not being deleted"
 )
 
 // forgedPod is a Pod as the operator would create it for the ChaosPod
@@ -48,25 +54,35 @@ func forgedPod(ns, name string, uid types.UID) *corev1.Pod {
 }
 
 // requireRefusedByWebhook fails unless err is the operator's Pod
-// validator's denial holding message.
-func requireRefusedByWebhook(t *testing.T, err error, message string) {
+// validator's denial, in the words that say nothing of which ChaosPods
+// exist: no UID (secrets lists those the ChaosPods have) and no word of
+// existence.
+func requireRefusedByWebhook(t *testing.T, err error, secrets ...types.UID) {
 	t.Helper()
 	require.Error(t, err)
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
-	assert.Contains(t, err.Error(), `admission webhook "`+operatorPodWebhook+`" denied the request`)
-	assert.Contains(t, err.Error(), operatorPodDenied+message)
+	assert.Contains(t, err.Error(), `admission webhook "`+operatorPodWebhook+`" denied the request: `+operatorPodRefused)
+	for _, uid := range secrets {
+		assert.NotContains(t, err.Error(), string(uid), "the denial tells a ChaosPod's UID")
+	}
+	assert.NotContains(t, err.Error(), "does not exist")
 }
 
 // The gap no admission policy closes: in a namespace that holds a
 // ChaosPod, the operator's identity creating a Pod for a ChaosPod that does
-// not exist (or exists elsewhere, or with another UID). The operator's Pod
-// validator, deployed as config/default does and answered by the binary
-// running as its ServiceAccount, refuses each, while the operator's own
-// Pods are created and nobody else's Pod is refused, even while no replica
-// answers.
+// not exist (or exists elsewhere, with another UID, or was deleted a
+// moment ago). The operator's Pod validator, deployed as config/default
+// does and answered by the binary running as its ServiceAccount, refuses
+// each, in every namespace (kube-system and the operator's own too), in
+// words that say nothing of which ChaosPods exist, reading the ChaosPod
+// from the API server; the operator's own Pods are created and nobody
+// else's Pod is refused, even while no replica answers.
 func TestOperatorCreatesOnlyPodsOfExistingChaosPods(t *testing.T) {
 	t.Parallel()
-	cp := controlplane.StartT(t, controlplane.Options{})
+	// The audit log shows whence the validator read a ChaosPod. The
+	// ServiceAccount admission plugin on, as in a cluster: the operator's
+	// Pods run as the ServiceAccount it names.
+	cp := controlplane.StartT(t, controlplane.Options{AuditPolicy: controlplane.DefaultAuditPolicy, APIServerFlags: []string{"--disable-admission-plugins="}})
 	ctx := context.Background()
 	admin := cp.Clientset()
 	require.NoError(t, cp.Apply(ctx, rbacOf(t)...))
@@ -92,6 +108,15 @@ func TestOperatorCreatesOnlyPodsOfExistingChaosPods(t *testing.T) {
 	for _, n := range []string{ns, other} {
 		require.NoError(t, cp.EnsureNamespace(ctx, n))
 	}
+	// The ServiceAccounts the admission plugin looks for (no controller
+	// makes them here).
+	for _, n := range []string{ns, other, metav1.NamespacePublic, metav1.NamespaceSystem, operatorNamespace} {
+		_, err := admin.CoreV1().ServiceAccounts(n).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err = admin.CoreV1().ServiceAccounts(metav1.NamespaceSystem).Create(ctx,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "generic-garbage-collector"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
 	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	createAsOperator := func(pod *corev1.Pod) error {
 		_, err := operator.CoreV1().Pods(pod.Namespace).Create(ctx, pod, dryRun)
@@ -110,14 +135,34 @@ func TestOperatorCreatesOnlyPodsOfExistingChaosPods(t *testing.T) {
 	require.NoError(t, err)
 	elsewhere, err := chaosPods.Namespace(other).Create(ctx, chaosPodV1("elsewhere"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	// One in a namespace every Pod webhook leaves out, this one too: the
-	// policies alone check the operator's Pod there.
+	// One in each namespace the user-facing Pod webhooks leave out: the
+	// operator's Pod validator leaves none out, so in these too a Pod for
+	// a ChaosPod that does not exist is refused while the namespace holds
+	// another (where chaospod-templates lets it pass).
 	public, err := chaosPods.Namespace(metav1.NamespacePublic).Create(ctx, chaosPodV1("public"), metav1.CreateOptions{})
 	require.NoError(t, err)
+	system, err := chaosPods.Namespace(metav1.NamespaceSystem).Create(ctx, chaosPodV1("system"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	// The operator's namespace enforces the restricted Pod Security
+	// Standard.
+	restricted := chaosPodV1("own")
+	require.NoError(t, unstructured.SetNestedField(restricted.Object, map[string]any{
+		"runAsNonRoot": true, "seccompProfile": map[string]any{"type": "RuntimeDefault"},
+	}, "spec", "template", "spec", "securityContext"))
+	require.NoError(t, unstructured.SetNestedSlice(restricted.Object, []any{map[string]any{
+		"name": "pause", "image": "registry.k8s.io/pause:3.10", "securityContext": map[string]any{
+			"allowPrivilegeEscalation": false, "capabilities": map[string]any{"drop": []any{"ALL"}},
+		},
+	}}, "spec", "template", "spec", "containers"))
+	own, err := chaosPods.Namespace(operatorNamespace).Create(ctx, restricted, metav1.CreateOptions{})
+	require.NoError(t, err)
+	brief, err := chaosPods.Namespace(ns).Create(ctx, chaosPodV1("brief"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	uids := []types.UID{victim.GetUID(), elsewhere.GetUID(), public.GetUID(), system.GetUID(), own.GetUID(), brief.GetUID()}
 
 	// The operator's own Pods, through the webhook and the policies (once
 	// the API server has resolved the ChaosPod kind for them).
-	for _, c := range []*unstructured.Unstructured{victim, elsewhere, public} {
+	for _, c := range []*unstructured.Unstructured{victim, elsewhere, public, system, own, brief} {
 		require.Eventually(t, func() bool {
 			pod, err := admin.CoreV1().Pods(c.GetNamespace()).Get(ctx, c.GetName(), metav1.GetOptions{})
 			return err == nil && metav1.IsControlledBy(pod, c)
@@ -125,12 +170,43 @@ func TestOperatorCreatesOnlyPodsOfExistingChaosPods(t *testing.T) {
 	}
 
 	t.Run("a ChaosPod that does not exist", func(t *testing.T) {
-		requireRefusedByWebhook(t, createAsOperator(forgedPod(ns, "ghost", "0d0f3c5e-7a1b-4c1e-9f00-000000000001")),
-			"ChaosPod apps/ghost does not exist")
+		requireRefusedByWebhook(t, createAsOperator(forgedPod(ns, "ghost", "0d0f3c5e-7a1b-4c1e-9f00-000000000001")), uids...)
+	})
+	t.Run("a ChaosPod that does not exist, in kube-system", func(t *testing.T) {
+		// As any ServiceAccount of kube-system, were it admitted.
+		pod := forgedPod(metav1.NamespaceSystem, "ghost", "0d0f3c5e-7a1b-4c1e-9f00-000000000005")
+		pod.Spec.ServiceAccountName = "generic-garbage-collector"
+		requireRefusedByWebhook(t, createAsOperator(pod), uids...)
+	})
+	t.Run("a ChaosPod that does not exist, in the operator's namespace", func(t *testing.T) {
+		// Restricted, as the namespace enforces before any webhook.
+		pod := forgedPod(operatorNamespace, "ghost", "0d0f3c5e-7a1b-4c1e-9f00-000000000006")
+		pod.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+		pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		}
+		requireRefusedByWebhook(t, createAsOperator(pod), uids...)
 	})
 	t.Run("a ChaosPod of another namespace", func(t *testing.T) {
-		requireRefusedByWebhook(t, createAsOperator(forgedPod(ns, "elsewhere", elsewhere.GetUID())),
-			"ChaosPod apps/elsewhere does not exist")
+		requireRefusedByWebhook(t, createAsOperator(forgedPod(ns, "elsewhere", elsewhere.GetUID())), uids...)
+	})
+	t.Run("a ChaosPod deleted a moment ago", func(t *testing.T) {
+		// The operator's caches saw it (they made its Pod); it goes, with
+		// its Pod, and a Pod naming it comes at once. The validator asks
+		// the API server, which no longer has it.
+		require.NoError(t, chaosPods.Namespace(ns).Delete(ctx, "brief", metav1.DeleteOptions{}))
+		require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "brief", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}))
+		requireRefusedByWebhook(t, createAsOperator(forgedPod(ns, "brief", brief.GetUID())), uids...)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			events, err := cp.AuditEvents()
+			require.NoError(t, err)
+			assert.True(c, slices.ContainsFunc(events, func(e controlplane.AuditEvent) bool {
+				return e.User.Username == "system:serviceaccount:"+operatorNamespace+":"+operatorServiceAccount &&
+					e.Verb == "get" && e.Stage == "ResponseComplete" && e.ObjectRef != nil &&
+					e.ObjectRef.Resource == chaosv1.Resource && e.ObjectRef.Namespace == ns && e.ObjectRef.Name == "brief" &&
+					e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusNotFound
+			}), "the validator read ChaosPod %s/brief from the API server and found it gone", ns)
+		}, 10*time.Second, 200*time.Millisecond)
 	})
 	t.Run("anyone else's Pod", func(t *testing.T) {
 		// The same Pod, by the admin: the webhook is not called for it.
@@ -140,7 +216,8 @@ func TestOperatorCreatesOnlyPodsOfExistingChaosPods(t *testing.T) {
 	})
 	t.Run("a wrong UID", func(t *testing.T) {
 		// chaospod-templates refuses it first; without that policy the
-		// webhook refuses it on its own.
+		// webhook refuses it on its own, in the same words as a ChaosPod
+		// that does not exist.
 		wrong := forgedPod(ns, "victim", "0d0f3c5e-7a1b-4c1e-9f00-000000000003")
 		requireDenied(t, createAsOperator(wrong), templatePolicy, "")
 		require.NoError(t, admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, templatePolicy, metav1.DeleteOptions{}))
@@ -149,8 +226,7 @@ func TestOperatorCreatesOnlyPodsOfExistingChaosPods(t *testing.T) {
 			err = createAsOperator(wrong)
 			return err != nil && strings.Contains(err.Error(), operatorPodWebhook)
 		}, 30*time.Second, 200*time.Millisecond, "the policy's binding is gone: %v", err)
-		requireRefusedByWebhook(t, err, "ChaosPod apps/victim has UID "+string(victim.GetUID())+
-			", the Pod's owner reference names "+string(wrong.OwnerReferences[0].UID))
+		requireRefusedByWebhook(t, err, uids...)
 	})
 
 	// While no replica answers, the operator's own Pod creates fail

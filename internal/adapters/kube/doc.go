@@ -6,7 +6,10 @@
 // unthrottled transport; [NewWriter] implements ports.Writer[T] for any
 // kind, recording writes under [FieldManager] and reporting their
 // resourceVersions to writes.Observe so the next reconcile reads its own
-// writes. Every API error crosses the port through [TranslateError].
+// writes. [NewReader] implements ports.Reader[T] for any kind with a
+// request to the API server on every read, for the reads that must not
+// trust a cache. Every API error crosses the port through
+// [TranslateError].
 //
 // [CheckAccess] asks, once at start-up, whether the operator's identity may
 // make each request its enabled parts will make, naming every refused one

@@ -17,13 +17,22 @@ import (
 // operatorPodDenied starts every denial of [OperatorPodValidator].
 const operatorPodDenied = "the operator may only create Pods of an existing ChaosPod: "
 
+// operatorPodRefused is the one answer for every Pod whose ChaosPod the
+// API server does not hold as the Pod names it (missing, another UID,
+// being deleted). It says which of these it was to no one: the webhook
+// server answers whoever reaches it, and a precise answer would tell any
+// client which ChaosPods exist and with what UID.
+const operatorPodRefused = operatorPodDenied +
+	"the Pod's controller must be a ChaosPod of its namespace with the name and UID its owner reference gives, not being deleted"
+
 // OperatorPodValidator is the validating rule for the Pods the operator
 // itself creates (its webhook is matched for the operator's identity
-// only): a created Pod's controller must be a ChaosPod that exists in the
-// Pod's namespace with the name and UID the owner reference gives, and is
-// not being deleted. The admission policies check the Pod against that
-// ChaosPod's template, but no policy can require that the ChaosPod exists
-// when the namespace holds others; this rule does.
+// only, in every namespace): a created Pod's controller must be a ChaosPod
+// that exists in the Pod's namespace with the name and UID the owner
+// reference gives, and is not being deleted. The admission policies check
+// the Pod against that ChaosPod's template, but no policy can require
+// that the ChaosPod exists when the namespace holds others; this rule
+// does.
 type OperatorPodValidator struct {
 	chaosPods ports.Reader[*chaosv1.ChaosPod]
 }
@@ -31,7 +40,9 @@ type OperatorPodValidator struct {
 var _ ports.Validator[*corev1.Pod] = (*OperatorPodValidator)(nil)
 
 // NewOperatorPodValidator returns the rule, reading ChaosPods from
-// chaosPods.
+// chaosPods. That reader must answer from the API server's current state,
+// not from a cache: a cache may still hold a ChaosPod deleted a moment
+// ago, and the rule admits on what it reads.
 func NewOperatorPodValidator(chaosPods ports.Reader[*chaosv1.ChaosPod]) (*OperatorPodValidator, error) {
 	if chaosPods == nil {
 		return nil, errors.New("operator pod validator: a chaospod reader is required")
@@ -40,11 +51,9 @@ func NewOperatorPodValidator(chaosPods ports.Reader[*chaosv1.ChaosPod]) (*Operat
 }
 
 // ValidateCreate refuses a Pod whose controller is not an existing
-// ChaosPod of that UID, not being deleted.
-//
-// The reader is a cache: a ChaosPod created a moment ago may not be in
-// this replica's yet. That is refused too (the chaospod controller retries
-// the create), since admitting on a miss is the gap the rule closes.
+// ChaosPod of that UID, not being deleted. Every such refusal carries the
+// same message; the error wraps it with the precise reason, for the
+// operator's own log.
 func (v *OperatorPodValidator) ValidateCreate(ctx context.Context, pod *corev1.Pod) (ports.Warnings, error) {
 	namespace := pod.Namespace
 	if namespace == "" {
@@ -62,18 +71,20 @@ func (v *OperatorPodValidator) ValidateCreate(ctx context.Context, pod *corev1.P
 	}
 	key := types.NamespacedName{Namespace: namespace, Name: ref.Name}
 	cp, err := v.chaosPods.Get(ctx, key)
+	var reason string
 	switch {
 	case errors.Is(err, ports.ErrNotFound):
-		return nil, ports.Denied(fmt.Sprintf(operatorPodDenied+"ChaosPod %s does not exist (or this replica has not seen it yet; the operator retries)", key))
+		reason = "does not exist"
 	case err != nil:
 		return nil, fmt.Errorf("validate operator pod: get chaospod %s: %w", key, err)
 	case cp.UID != ref.UID:
-		return nil, ports.Denied(fmt.Sprintf(operatorPodDenied+"ChaosPod %s has UID %s, the Pod's owner reference names %s (or this replica has not seen it yet; the operator retries)",
-			key, cp.UID, ref.UID))
+		reason = fmt.Sprintf("has UID %s, the Pod's owner reference names %s", cp.UID, ref.UID)
 	case cp.DeletionTimestamp != nil:
-		return nil, ports.Denied(fmt.Sprintf(operatorPodDenied+"ChaosPod %s is being deleted", key))
+		reason = "is being deleted"
+	default:
+		return nil, nil
 	}
-	return nil, nil
+	return nil, fmt.Errorf("validate operator pod: chaospod %s %s: %w", key, reason, ports.Denied(operatorPodRefused))
 }
 
 // ValidateUpdate admits every update: the rule is registered for creates.

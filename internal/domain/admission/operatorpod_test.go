@@ -51,6 +51,9 @@ func TestValidateOperatorPod(t *testing.T) {
 	}
 	victim := create("victim", false)
 	leaving := create("leaving", true)
+	// Deleted a moment ago: the reader answers as the store is now.
+	gone := create("gone", false)
+	require.NoError(t, store.Delete(ctx, types.NamespacedName{Namespace: "apps", Name: "gone"}, gone.UID))
 	// The same name in another namespace is another ChaosPod.
 	elsewhere, err := store.Create(ctx, &chaosv1.ChaosPod{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "ghost"}})
 	require.NoError(t, err)
@@ -64,35 +67,40 @@ func TestValidateOperatorPod(t *testing.T) {
 		return controller(chaosv1.SchemeGroupVersion.String(), chaosv1.Kind, cp.Name, cp.UID)
 	}
 	const denied = "the operator may only create Pods of an existing ChaosPod: "
+	// Whatever the ChaosPod's state, the client reads the same words.
+	const refused = denied + "the Pod's controller must be a ChaosPod of its namespace with the name and UID its owner reference gives, not being deleted"
 	tests := []struct {
 		name   string
 		owners []metav1.OwnerReference
-		want   string // "" = allowed
+		want   string // the denial; "" = allowed
+		reason string // what only the operator's log is told
 	}{
-		{"an existing ChaosPod's Pod", []metav1.OwnerReference{of(victim)}, ""},
+		{"an existing ChaosPod's Pod", []metav1.OwnerReference{of(victim)}, "", ""},
 		{"the ChaosPod at v2",
-			[]metav1.OwnerReference{controller(chaosv1.GroupName+"/v2", chaosv1.Kind, victim.Name, victim.UID)}, ""},
+			[]metav1.OwnerReference{controller(chaosv1.GroupName+"/v2", chaosv1.Kind, victim.Name, victim.UID)}, "", ""},
 		{"a ChaosPod that does not exist",
 			[]metav1.OwnerReference{controller("chaosapps.metamagical.io/v1", "ChaosPod", "ghost", "any-uid")},
-			denied + "ChaosPod apps/ghost does not exist"},
+			refused, "chaospod apps/ghost does not exist"},
+		{"a ChaosPod deleted a moment ago", []metav1.OwnerReference{of(gone)},
+			refused, "chaospod apps/gone does not exist"},
 		{"a ChaosPod of another namespace",
 			[]metav1.OwnerReference{controller("chaosapps.metamagical.io/v1", "ChaosPod", "ghost", elsewhere.UID)},
-			denied + "ChaosPod apps/ghost does not exist"},
+			refused, "chaospod apps/ghost does not exist"},
 		{"a wrong UID",
 			[]metav1.OwnerReference{controller("chaosapps.metamagical.io/v1", "ChaosPod", victim.Name, "wrong-uid")},
-			denied + "ChaosPod apps/victim has UID " + string(victim.UID) + ", the Pod's owner reference names wrong-uid"},
+			refused, "chaospod apps/victim has UID " + string(victim.UID) + ", the Pod's owner reference names wrong-uid"},
 		{"a ChaosPod being deleted", []metav1.OwnerReference{of(leaving)},
-			denied + "ChaosPod apps/leaving is being deleted"},
-		{"no owner", nil, denied + "the Pod has no controller owner reference"},
+			refused, "chaospod apps/leaving is being deleted"},
+		{"no owner", nil, denied + "the Pod has no controller owner reference", ""},
 		{"an owner that is not the controller",
 			[]metav1.OwnerReference{{APIVersion: "chaosapps.metamagical.io/v1", Kind: "ChaosPod", Name: victim.Name, UID: victim.UID}},
-			denied + "the Pod has no controller owner reference"},
+			denied + "the Pod has no controller owner reference", ""},
 		{"another kind as controller",
 			[]metav1.OwnerReference{controller("apps/v1", "ReplicaSet", "victim", victim.UID)},
-			denied + `the Pod's controller is apps/v1 ReplicaSet "victim", not a ChaosPod.chaosapps.metamagical.io`},
+			denied + `the Pod's controller is apps/v1 ReplicaSet "victim", not a ChaosPod.chaosapps.metamagical.io`, ""},
 		{"the kind in another group",
 			[]metav1.OwnerReference{controller("example.com/v1", "ChaosPod", victim.Name, victim.UID)},
-			denied + `the Pod's controller is example.com/v1 ChaosPod "victim", not a ChaosPod.chaosapps.metamagical.io`},
+			denied + `the Pod's controller is example.com/v1 ChaosPod "victim", not a ChaosPod.chaosapps.metamagical.io`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,10 +110,9 @@ func TestValidateOperatorPod(t *testing.T) {
 			warnings, err := v.ValidateCreate(ctx, pod)
 
 			assert.Empty(t, warnings)
-			if tt.want == "" {
-				assert.Empty(t, denial(t, err))
-			} else {
-				assert.Contains(t, denial(t, err), tt.want)
+			assert.Equal(t, tt.want, denial(t, err))
+			if tt.reason != "" {
+				assert.Contains(t, err.Error(), tt.reason, "the error names the reason, for the operator's log")
 			}
 			// Registered for creates only, it admits anything else.
 			_, err = v.ValidateUpdate(ctx, pod, pod)
@@ -132,7 +139,8 @@ func TestValidateOperatorPodReadsTheRequestsNamespace(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = v.ValidateCreate(context.Background(), pod)
-	assert.Contains(t, denial(t, err), "ChaosPod /victim does not exist", "without the request, no namespace")
+	require.Error(t, err, "without the request, no namespace")
+	assert.Contains(t, err.Error(), "chaospod /victim does not exist")
 }
 
 // A reader that cannot answer is no verdict: the webhook fails, and the
