@@ -663,13 +663,13 @@ func bodyBytes(t *testing.T, f *fixture) float64 {
 	return operatorMetrics(t, f.reg)[bodyBytesInFlight]
 }
 
-// When the budget is full, a request from an address that holds its fair
-// share is answered at once with 429 and Retry-After, and counted; one
-// from an address below its share is served, and the largest holder's
-// oldest request still reading its body is given up: its connection
-// reset, its request counted as evicted and as a 429. The fixture's client
-// connects from 127.0.0.1, the holders from 127.0.0.2 (on Linux all of
-// 127/8 is loopback).
+// When the budget is full, an address that holds its fair share is
+// refused at once: a connection reset at accept, a body past its share
+// answered 429 with Retry-After; both counted. An address below its share
+// is served, and the largest holder's oldest request still reading its
+// body is given up: its connection reset, the request counted as evicted
+// and as a 429. The fixture's client connects from 127.0.0.1, the holders
+// from 127.0.0.2 (on Linux all of 127/8 is loopback).
 func TestBudgetGivesANewcomerRoomAndRefusesAHoarder(t *testing.T) {
 	t.Parallel()
 	const hoarder = "127.0.0.2"
@@ -684,17 +684,21 @@ func TestBudgetGivesANewcomerRoomAndRefusesAHoarder(t *testing.T) {
 		mod      func(*webhook.Options)
 		holders  []body
 		held     float64 // the bytes the holders reserve
+		atAccept bool    // the hoarder is refused a connection, not a request
 		reason   string  // of the hoarder's refusal
 		resource string  // needed by the newcomer
 		review   []byte  // the newcomer's
 	}{
 		{
-			name:     "requests in flight",
+			// As many connections as request slots: each holder holds
+			// both, and the newcomer needs a connection first.
+			name:     "connections with requests in flight",
 			mod:      func(o *webhook.Options) { o.MaxRequestsInFlight = 4 },
 			holders:  []body{smallBody(), smallBody(), smallBody(), smallBody()},
 			held:     4 << 10, // each its declared KiB, all it may ever need
-			reason:   "client_requests",
-			resource: "requests",
+			atAccept: true,
+			reason:   "client_connections",
+			resource: "connections",
 			review:   podReview(t, "small", admissionv1.Create, testPod(nil), nil),
 		},
 		{
@@ -719,12 +723,19 @@ func TestBudgetGivesANewcomerRoomAndRefusesAHoarder(t *testing.T) {
 				require.Eventually(t, func() bool { return bodyBytes(t, f) == want }, 5*time.Second, 5*time.Millisecond, "holder %d's body is being read", len(holders))
 			}
 
-			refused := tt.holders[0]
-			resp, text := answer(t, f.startBody(t, refused.from, app.PodMutatePath, refused.declared, refused.send))
-			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, text)
-			assert.Equal(t, "1", resp.Header.Get("Retry-After"))
-			assert.True(t, resp.Close, "the connection closes after the answer")
-			assert.Contains(t, text, "from this address")
+			want429 := 1.0 // the request given up
+			if tt.atAccept {
+				_, err := f.dialFrom(hoarder)
+				require.Error(t, err, "the hoarder's connection is reset")
+			} else {
+				refused := tt.holders[0]
+				resp, text := answer(t, f.startBody(t, refused.from, app.PodMutatePath, refused.declared, refused.send))
+				assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode, text)
+				assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+				assert.True(t, resp.Close, "the connection closes after the answer")
+				assert.Contains(t, text, "from this address")
+				want429++
+			}
 
 			assert.True(t, f.admit(t, app.PodMutatePath, tt.review).Allowed, "the newcomer is served")
 			assertReset(t, holders[0], "the oldest holder")
@@ -743,11 +754,18 @@ func TestBudgetGivesANewcomerRoomAndRefusesAHoarder(t *testing.T) {
 				}
 				assert.Equal(t, want, got[fmt.Sprintf(`operator_webhook_requests_rejected_total{reason=%q,webhook="/mutate--v1-pod"}`, reason)], reason)
 			}
+			for _, reason := range []string{"connections", "client_connections", "handshake_rate"} {
+				want := 0.0
+				if reason == tt.reason {
+					want = 1
+				}
+				assert.Equal(t, want, got[fmt.Sprintf(`operator_webhook_connections_rejected_total{reason=%q}`, reason)], reason)
+			}
 			assert.Equal(t, 1.0, got[`operator_webhook_requests_evicted_total{webhook="/mutate--v1-pod"}`])
 			assert.Equal(t, 1.0, got[fmt.Sprintf(`operator_webhook_connections_evicted_total{resource=%q}`, tt.resource)])
 			require.Eventually(t, func() bool {
-				return gather(t, f.reg)[`controller_runtime_webhook_requests_total{code="429",webhook="/mutate--v1-pod"}`] == 2
-			}, 5*time.Second, 5*time.Millisecond, "the refused and the given-up request are 429s")
+				return gather(t, f.reg)[`controller_runtime_webhook_requests_total{code="429",webhook="/mutate--v1-pod"}`] == want429
+			}, 5*time.Second, 5*time.Millisecond, "the refused and the given-up requests are 429s")
 			assert.LessOrEqual(t, got[bodyBytesInFlight], float64(256<<10))
 
 			// Once the holders are gone, everything they held is back.
@@ -778,19 +796,96 @@ func assertReset(t *testing.T, conn *tls.Conn, what string) {
 	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "%s: the server closed its connection", what)
 }
 
+// Over HTTP/2 one connection carries many requests, so request slots run
+// out before connections: a hoarder at its share of them is answered 429,
+// and a newcomer below its share is served in place of the hoarder's
+// oldest request, whose connection is reset with every stream on it.
+func TestHTTP2StreamsShareRequestSlots(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), func(o *webhook.Options) {
+		o.EnableHTTP2 = true
+		o.MaxRequestsInFlight = 4
+	})
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(f.ca.CertPEM)
+	hoarder := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+		DialContext:       (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext,
+		ForceAttemptHTTP2: true,
+	}}
+	t.Cleanup(hoarder.CloseIdleConnections)
+	type result struct {
+		code  int
+		proto int
+		err   error
+	}
+	// send starts a request whose body sends its first bytes and then
+	// waits for the end of the test.
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	send := func() <-chan result {
+		out := make(chan result, 1)
+		pr, pw := io.Pipe()
+		go func() {
+			if _, err := pw.Write([]byte(`{"apiVersion":`)); err == nil {
+				<-done
+			}
+			_ = pw.Close()
+		}()
+		req, err := http.NewRequest(http.MethodPost, f.base+app.PodMutatePath, pr)
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.ContentLength = 1 << 10
+		go func() {
+			resp, err := hoarder.Do(req)
+			if err != nil {
+				out <- result{err: err}
+				return
+			}
+			_ = resp.Body.Close()
+			out <- result{code: resp.StatusCode, proto: resp.ProtoMajor}
+		}()
+		return out
+	}
+	var streams []<-chan result
+	for i := range 4 {
+		streams = append(streams, send())
+		require.Eventually(t, func() bool { return bodyBytes(t, f) == float64((i+1)<<10) }, 5*time.Second, 5*time.Millisecond, "stream %d's body is being read", i)
+	}
+	refused := <-send()
+	require.NoError(t, refused.err)
+	assert.Equal(t, http.StatusTooManyRequests, refused.code, "a fifth stream, at the address's share")
+	assert.Equal(t, 2, refused.proto, "the streams share one HTTP/2 connection")
+	assert.Equal(t, 1.0, operatorMetrics(t, f.reg)[`operator_webhook_requests_rejected_total{reason="client_requests",webhook="/mutate--v1-pod"}`])
+
+	assert.True(t, f.admit(t, app.PodMutatePath, podReview(t, "u1", admissionv1.Create, testPod(nil), nil)).Allowed, "another address is served")
+	for i, s := range streams {
+		select {
+		case r := <-s:
+			assert.Error(t, r.err, "stream %d ends with its connection", i)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("stream %d outlived its connection", i)
+		}
+	}
+	got := operatorMetrics(t, f.reg)
+	assert.Equal(t, 1.0, got[`operator_webhook_connections_evicted_total{resource="requests"}`])
+	assert.Equal(t, 4.0, got[`operator_webhook_requests_evicted_total{webhook="/mutate--v1-pod"}`], "every stream of the connection")
+	require.Eventually(t, func() bool { return bodyBytes(t, f) == 0 }, 5*time.Second, 5*time.Millisecond, "everything given back")
+}
+
 // An address alone may open every connection; past that it is reset at
 // accept, counted, and another address that connects takes the hoarder's
 // oldest connection that carries no request. Once the hoarder holds less,
 // it connects again.
 func TestConnectionsAreSharedAmongAddresses(t *testing.T) {
 	t.Parallel()
-	// Four request slots: eight connections.
+	// Four request slots: four connections.
 	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.MaxRequestsInFlight = 4 })
 	const hoarder = "127.0.0.2"
 	busy := f.startBody(t, hoarder, app.PodMutatePath, 1<<10, []byte(`{"apiVersion":`))
 	require.Eventually(t, func() bool { return bodyBytes(t, f) == 1<<10 }, 5*time.Second, 5*time.Millisecond, "the first connection's body is being read")
 	var idle []*tls.Conn
-	for range 7 {
+	for range 3 {
 		conn, err := f.dialFrom(hoarder)
 		require.NoError(t, err, "an address alone may open every connection")
 		t.Cleanup(func() { _ = conn.Close() })
@@ -798,7 +893,7 @@ func TestConnectionsAreSharedAmongAddresses(t *testing.T) {
 	}
 	for range 3 {
 		_, err := f.dialFrom(hoarder)
-		require.Error(t, err, "a ninth connection from one address, alone, of eight")
+		require.Error(t, err, "a fifth connection from one address, alone, of four")
 	}
 	assert.Equal(t, float64(3), operatorMetrics(t, f.reg)[`operator_webhook_connections_rejected_total{reason="client_connections"}`])
 
