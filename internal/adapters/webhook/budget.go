@@ -19,11 +19,6 @@ const (
 	// ordinary Pod's review fits, so it is served while large bodies hold
 	// the rest.
 	smallBodyBytes = 16 << 10
-	// connectionsPerSlot is how many connections the server keeps open
-	// per request slot: room for the idle keep-alive connections of the
-	// API server beside a full set of requests, while each connection
-	// costs a goroutine and its buffers.
-	connectionsPerSlot = 2
 )
 
 var (
@@ -103,14 +98,16 @@ type clientUse struct {
 	tickets []*lease     // requests that hold a slot, oldest first
 }
 
-// newBudget shares maxBytes of bodies, maxRequests requests and
-// connectionsPerSlot times as many connections. evicted counts the
-// connections given up, by label resource.
+// newBudget shares maxBytes of bodies, maxRequests requests and as many
+// connections: over HTTP/1.1 no more requests could be served at once,
+// and a connection past them is refused at accept, before it costs a TLS
+// handshake, rather than after, with 429. evicted counts the connections
+// given up, by label resource.
 func newBudget(maxBytes int64, maxRequests int, gauge prometheus.Gauge, evicted *prometheus.CounterVec) *budget {
 	reserve := min(int64(maxRequests)*smallBodyBytes, maxBytes/2)
 	b := &budget{
 		limit: amounts{
-			connections: connectionsPerSlot * int64(maxRequests),
+			connections: int64(maxRequests),
 			requests:    int64(maxRequests),
 			largeBytes:  maxBytes - reserve,
 			bodyBytes:   maxBytes,

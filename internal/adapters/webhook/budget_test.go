@@ -118,6 +118,9 @@ func TestBudgetGivesANewcomerItsFairShareOfRequests(t *testing.T) {
 		t.Run(fmt.Sprintf("%d hoarding addresses", tt.hoarders), func(t *testing.T) {
 			t.Parallel()
 			b := newTestBudget(1<<20, slots)
+			// As if HTTP/2 carried more than one request a connection:
+			// here the request slots run out first.
+			b.limit[connections] *= 4
 			hoarders := hoarderAddrs(tt.hoarders)
 			var conns []*shareConn
 			dial := func(client netip.Addr) *shareConn {
@@ -206,7 +209,7 @@ func TestBudgetGivesANewcomerItsFairShareOfRequests(t *testing.T) {
 // newcomer is refused, which is what a network policy is for.
 func TestBudgetGivesANewcomerItsFairShareOfConnections(t *testing.T) {
 	t.Parallel()
-	const slots = 8 // and twice as many connections
+	const slots = 16 // and as many connections
 	tests := []struct {
 		hoarders int
 		share    int
@@ -222,7 +225,7 @@ func TestBudgetGivesANewcomerItsFairShareOfConnections(t *testing.T) {
 			b := newTestBudget(1<<20, slots)
 			hoarders := hoarderAddrs(tt.hoarders)
 			var conns []*shareConn
-			for i := range connectionsPerSlot * slots {
+			for i := range slots {
 				c, err := b.dial(hoarders[i%tt.hoarders])
 				require.NoError(t, err)
 				conns = append(conns, c)

@@ -45,7 +45,7 @@ type Options struct {
 	MaxRequestBytes    int64
 	MaxConversionBytes int64
 	// MaxBodyBytesInFlight and MaxRequestsInFlight bound what all requests
-	// hold at once, and twice MaxRequestsInFlight the open connections.
+	// hold at once, and MaxRequestsInFlight the open connections too.
 	// Each is shared fairly among the client addresses that hold some:
 	// when one is full, a request from an address holding its fair share
 	// gets 429 with Retry-After, and one from an address below it is
