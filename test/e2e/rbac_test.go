@@ -243,10 +243,12 @@ func TestRBACIsExactlyWhatTheOperatorUses(t *testing.T) {
 	t.Parallel()
 	// OwnerReferencesPermissionEnforcement, as on OpenShift and hardened
 	// clusters: a Pod whose owner reference blocks the owner's deletion
-	// needs update on the owner's finalizers.
+	// needs update on the owner's finalizers. The ServiceAccount plugin on,
+	// as in every cluster: Pods run as the ServiceAccount they name, which
+	// the template policy holds the operator's to.
 	cp := controlplane.StartT(t, controlplane.Options{
 		AuditPolicy: controlplane.DefaultAuditPolicy, ControllerManager: true,
-		APIServerFlags: []string{"--enable-admission-plugins=OwnerReferencesPermissionEnforcement"},
+		APIServerFlags: []string{"--enable-admission-plugins=OwnerReferencesPermissionEnforcement", "--disable-admission-plugins="},
 	})
 	ctx := context.Background()
 	admin := cp.Clientset()
@@ -282,6 +284,10 @@ func TestRBACIsExactlyWhatTheOperatorUses(t *testing.T) {
 
 	const ns = "rbac-e2e"
 	require.NoError(t, cp.EnsureNamespace(ctx, ns))
+	// The ServiceAccount plugin refuses a Pod whose ServiceAccount is
+	// missing, and no controller here makes "default".
+	_, err = admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
 	rs := replicaSet(ns, "web")
 	rs.Spec.Replicas = ptr.To[int32](1) // the controller manager creates a Pod: admitted by the webhooks
 	_, err = admin.AppsV1().ReplicaSets(ns).Create(ctx, rs, metav1.CreateOptions{})
