@@ -148,6 +148,10 @@ func TestOperatorIsConfinedByItsPolicy(t *testing.T) {
 			return err
 		}
 	}
+	// condition is a status condition as the CRD's schema takes it.
+	condition := func(typ, reason string) any {
+		return map[string]any{"type": typ, "status": "True", "reason": reason, "message": "m", "lastTransitionTime": "2026-12-05T00:00:00Z"}
+	}
 	ownedByTheNamespace := []metav1.OwnerReference{{APIVersion: "v1", Kind: "Namespace", Name: ns, UID: "any"}}
 	tlsSecret := func(name string, data map[string][]byte) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: operatorNamespace}, Type: corev1.SecretTypeTLS, Data: data}
@@ -179,6 +183,9 @@ func TestOperatorIsConfinedByItsPolicy(t *testing.T) {
 		{"give a ReplicaSet a finalizer", patchRS(`{"metadata":{"finalizers":["e2e.example/hold"]}}`), confinementPolicy},
 		{"move a ChaosPod's stop", updateChaosPod(set("2030-01-01T00:00:00Z", "spec", "nextStop")), ""},
 		{"record a ChaosPod's run", updateChaosPod(set("2026-12-05T00:00:00Z", "status", "lastRun"), "status"), ""},
+		{"record a ChaosPod's Ready condition", updateChaosPod(set([]any{condition("Ready", "PodRunning")}, "status", "conditions"), "status"), ""},
+		{"record a ChaosPod's Ready condition with another reason", updateChaosPod(set([]any{condition("Ready", "Compromised")}, "status", "conditions"), "status"), confinementPolicy},
+		{"record another condition of a ChaosPod", updateChaosPod(set([]any{condition("Ready", "PodRunning"), condition("Hijacked", "PodRunning")}, "status", "conditions"), "status"), confinementPolicy},
 		{"change a ChaosPod's template", updateChaosPod(set([]any{map[string]any{"name": "pause", "image": "evil:latest"}}, "spec", "template", "spec", "containers")), confinementPolicy},
 		{"write a ChaosPod's template back as Go serializes it", updateChaosPod(setContainer("resources", map[string]any{})), ""},
 		{"give a ChaosPod's container resources", updateChaosPod(setContainer("resources", map[string]any{"limits": map[string]any{"cpu": "8"}})), confinementPolicy},
