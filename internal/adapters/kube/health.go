@@ -34,8 +34,9 @@ type ProbeOptions struct {
 
 // APIServerCheck fails while the API server does not answer GET /version,
 // reusing an answer for a second. It is in neither /readyz nor /healthz:
-// admission never calls the API server, an unready replica would leave the
-// webhook without endpoints, and a restart cannot help.
+// admission calls the API server for the operator's own Pods only, an
+// unready replica would leave the webhook without endpoints, and a restart
+// cannot help.
 type APIServerCheck struct {
 	client  rest.Interface
 	timeout time.Duration

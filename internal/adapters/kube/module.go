@@ -15,7 +15,8 @@ import (
 // metadata.Interface, dynamic.Interface) from a *rest.Config and, if given,
 // [Options], and runs the [APIServerProbe], whose check goes into no probe
 // group on purpose (see [APIServerCheck]). The composition root builds a
-// [Writer] from *Clients for each kind it writes.
+// [Writer] from *Clients for each kind it writes, and a [Reader] for each
+// read that must not come from a cache.
 var Module = fx.Module("kube",
 	fx.Provide(
 		fx.Annotate(NewClients, fx.ParamTags("", `optional:"true"`)),
