@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"context"
 	"encoding/base64"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -262,6 +263,30 @@ func TestOperatorIsConfinedByItsPolicy(t *testing.T) {
 			_, err := operator.CoreV1().Secrets(operatorNamespace).Create(ctx, tlsSecret("hexagonal-operator-webhook-cert", certData), metav1.CreateOptions{DryRun: dryRun})
 			return err
 		}, ""},
+		{"create its Secret labeled as self mode does", func() error {
+			s := tlsSecret("hexagonal-operator-webhook-cert", certData)
+			s.Labels = map[string]string{"app.kubernetes.io/managed-by": "hexagonal-operator"}
+			_, err := operator.CoreV1().Secrets(operatorNamespace).Create(ctx, s, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		}, ""},
+		{"create its Secret with a 64 KiB annotation", func() error {
+			s := tlsSecret("hexagonal-operator-webhook-cert", certData)
+			s.Annotations = map[string]string{"x": strings.Repeat("x", 64<<10)}
+			_, err := operator.CoreV1().Secrets(operatorNamespace).Create(ctx, s, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		}, confinementPolicy},
+		{"create its Secret with another label", func() error {
+			s := tlsSecret("hexagonal-operator-webhook-cert", certData)
+			s.Labels = map[string]string{"team": "other"}
+			_, err := operator.CoreV1().Secrets(operatorNamespace).Create(ctx, s, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		}, confinementPolicy},
+		{"create its Secret immutable", func() error {
+			s := tlsSecret("hexagonal-operator-webhook-cert", certData)
+			s.Immutable = ptr.To(true)
+			_, err := operator.CoreV1().Secrets(operatorNamespace).Create(ctx, s, metav1.CreateOptions{DryRun: dryRun})
+			return err
+		}, confinementPolicy},
 		{"create its Secret with an owner", func() error {
 			s := tlsSecret("hexagonal-operator-webhook-cert", certData)
 			s.OwnerReferences = ownedByTheNamespace
