@@ -1065,16 +1065,34 @@ func startFieldsControlPlane(t *testing.T, ns string) confined {
 // after they are installed.
 func (c confined) waitEnforcing(t *testing.T, of *chaosv1.ChaosPod) {
 	t.Helper()
-	unowned, unlike := chaospod.PodFor(of), chaospod.PodFor(of)
+	unowned := chaospod.PodFor(of)
 	unowned.OwnerReferences = nil
-	unlike.Spec.Containers[0].Image = "registry.example/evil:1"
-	require.Eventually(t, func() bool {
+	var last string
+	if !assert.Eventually(t, func() bool {
 		_, errPods := c.createAsOperator(unowned)
-		_, errTemplates := c.createAsOperator(unlike)
+		seen := c.sees(of)
 		_, err := c.createAsOperator(chaospod.PodFor(of))
-		return errPods != nil && strings.Contains(errPods.Error(), chaosPodPolicy) &&
-			errTemplates != nil && strings.Contains(errTemplates.Error(), templatePolicy) && err == nil
-	}, 90*time.Second, 100*time.Millisecond, "the policies enforce, and the operator's Pod passes once the API server knows ChaosPods")
+		last = fmt.Sprintf("a Pod without owner: %v; chaospod-templates compares: %t; the Pod as built: %v", errPods, seen, err)
+		return errPods != nil && strings.Contains(errPods.Error(), chaosPodPolicy) && seen && err == nil
+	}, 90*time.Second, 100*time.Millisecond, "the policies enforce, and the operator's Pod passes once the API server knows ChaosPods") {
+		t.Fatalf("last: %s", last)
+	}
+}
+
+// waitSeen waits until chaospod-templates has of among its params: until
+// then no param is the Pod's ChaosPod, and every Pod of it passes.
+func (c confined) waitSeen(t *testing.T, of *chaosv1.ChaosPod) {
+	t.Helper()
+	require.Eventually(t, func() bool { return c.sees(of) }, 30*time.Second, 50*time.Millisecond, "chaospod-templates reads ChaosPod %s", of.Name)
+}
+
+// sees tells whether chaospod-templates compares a Pod of ChaosPod of with
+// it: a Pod of another image is refused, and not for want of params.
+func (c confined) sees(of *chaosv1.ChaosPod) bool {
+	unlike := chaospod.PodFor(of)
+	unlike.Spec.Containers[0].Image = "registry.example/evil:1"
+	_, err := c.createAsOperator(unlike)
+	return err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+templatePolicy+"'") && !strings.Contains(err.Error(), noParamsFound)
 }
 
 // Every decision of the walk, made against the real API server with the
@@ -1101,6 +1119,7 @@ func TestOperatorPodsDifferFromTheirTemplatesOnlyAsListed(t *testing.T) {
 		tmpl := fieldsTemplate()
 		tmpl.Spec.PriorityClassName = "chaos"
 		classed := c.createChaosPod(t, ns, "classed", tmpl)
+		c.waitSeen(t, classed)
 		// The Priority plugin writes the class's priority and preemption
 		// policy; they are admitted.
 		created, err := c.createAsOperator(chaospod.PodFor(classed))
@@ -1128,6 +1147,7 @@ func TestOperatorPodsDifferFromTheirTemplatesOnlyAsListed(t *testing.T) {
 					tmpl := fieldsTemplate()
 					d.template(&tmpl)
 					of = c.createChaosPod(t, ns, name, tmpl)
+					c.waitSeen(t, of)
 				}
 				for _, s := range d.steps {
 					pod := chaospod.PodFor(of)
@@ -1285,12 +1305,17 @@ func spellZeros(obj map[string]any, typ reflect.Type, levels map[reflect.Type]bo
 // nothing optional.
 func (c confined) checkAdmittedShapes(t *testing.T, ns string, base *chaosv1.ChaosPod) {
 	ctx := context.Background()
+	admitted := func(t *testing.T, of *chaosv1.ChaosPod) *corev1.Pod {
+		t.Helper()
+		c.waitSeen(t, of)
+		created, err := c.createAsOperator(chaospod.PodFor(of))
+		require.NoError(t, err)
+		return created
+	}
 	t.Run("as built, stored", func(t *testing.T) {
-		pod := chaospod.PodFor(base)
-		pod.Name, pod.Labels[chaospod.PodLabel], pod.OwnerReferences[0].Name = "stored", "stored", "stored"
 		stored := c.createChaosPod(t, ns, "stored", fieldsTemplate())
-		pod = chaospod.PodFor(stored)
-		created, err := c.operator.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+		c.waitSeen(t, stored)
+		created, err := c.operator.CoreV1().Pods(ns).Create(ctx, chaospod.PodFor(stored), metav1.CreateOptions{})
 		require.NoError(t, err)
 		t.Cleanup(func() {
 			_ = c.admin.CoreV1().Pods(ns).Delete(context.Background(), "stored", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
@@ -1302,8 +1327,7 @@ func (c confined) checkAdmittedShapes(t *testing.T, ns string, base *chaosv1.Cha
 		}
 	})
 	t.Run("defaults written out", func(t *testing.T) {
-		_, err := c.createAsOperator(chaospod.PodFor(c.createChaosPod(t, ns, "spelled", spelledTemplate())))
-		require.NoError(t, err)
+		admitted(t, c.createChaosPod(t, ns, "spelled", spelledTemplate()))
 	})
 	t.Run("zero values written out", func(t *testing.T) {
 		levels := map[reflect.Type]bool{reflect.TypeFor[corev1.PodSpec](): true}
@@ -1318,13 +1342,11 @@ func (c confined) checkAdmittedShapes(t *testing.T, ns string, base *chaosv1.Cha
 		require.NoError(t, err)
 		spellZeros(obj["spec"].(map[string]any), reflect.TypeFor[corev1.PodSpec](), levels)
 		require.Equal(t, false, obj["spec"].(map[string]any)["hostNetwork"], "zeros are written out")
-		_, err = c.createAsOperator(chaospod.PodFor(c.createChaosPodFrom(t, ns, "zeros", obj)))
-		require.NoError(t, err)
+		admitted(t, c.createChaosPodFrom(t, ns, "zeros", obj))
 	})
 	t.Run("nothing optional", func(t *testing.T) {
 		bare := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
-		created, err := c.createAsOperator(chaospod.PodFor(c.createChaosPod(t, ns, "bare", bare)))
-		require.NoError(t, err)
+		created := admitted(t, c.createChaosPod(t, ns, "bare", bare))
 		assert.Equal(t, corev1.PullAlways, created.Spec.Containers[0].ImagePullPolicy, "an image without a tag is pulled always")
 		assert.Equal(t, "default", created.Spec.ServiceAccountName)
 	})
@@ -1381,10 +1403,10 @@ func (c confined) checkLimitRanger(t *testing.T) {
 	unlimited := c.createChaosPod(t, ns, "unlimited", bare)
 	bare.Spec.Containers[0].Resources = corev1.ResourceRequirements{Limits: limits, Requests: limits}
 	limited := c.createChaosPod(t, ns, "limited", bare)
-	require.Eventually(t, func() bool {
-		_, err := c.createAsOperator(chaospod.PodFor(limited))
-		return err == nil
-	}, 30*time.Second, 100*time.Millisecond, "a template with its resources written out passes")
+	c.waitSeen(t, unlimited)
+	c.waitSeen(t, limited)
+	_, err = c.createAsOperator(chaospod.PodFor(limited))
+	require.NoError(t, err, "a template with its resources written out passes")
 	created, err := c.admin.CoreV1().Pods(ns).Create(ctx, chaospod.PodFor(unlimited), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	require.NoError(t, err)
 	require.Equal(t, limits, created.Spec.Containers[0].Resources.Limits, "LimitRanger fills in the defaults")

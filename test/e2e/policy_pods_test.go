@@ -225,12 +225,17 @@ func TestOperatorPodsAreTheirChaosPodsTemplates(t *testing.T) {
 	noToken := victimTemplate()
 	noToken.Spec.AutomountServiceAccountToken = ptr.To(false)
 	noTokenCP := c.createChaosPod(t, ns, "no-token", noToken)
+	c.waitSeen(t, noTokenCP)
 	require.NoError(t, c.createPod(chaospod.PodFor(noTokenCP), false), "a template without the token")
 	doomed := c.createChaosPod(t, ns, "doomed", victimTemplate(), "e2e.example/hold")
+	c.waitSeen(t, doomed)
 	require.NoError(t, c.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Delete(ctx, "doomed", metav1.DeleteOptions{}))
 	t.Cleanup(func() {
 		_, _ = c.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Patch(context.Background(), "doomed", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	})
+	// The params are read from an informer, which learns of the deletion
+	// a moment later.
+	require.Eventually(t, func() bool { return c.createPod(chaospod.PodFor(doomed), false) != nil }, 30*time.Second, 50*time.Millisecond)
 
 	main := func(p *corev1.Pod) *corev1.Container { return &p.Spec.Containers[0] }
 	stray := func(p *corev1.Pod) {
