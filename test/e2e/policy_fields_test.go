@@ -173,7 +173,6 @@ func whose(field string) string { return "the operator may only create a Pod who
 const (
 	cannotOnCreate = "cannot be set on create"
 	noParamsFound  = "no params found for policy binding with `Deny` parameterNotFoundAction"
-	labeledOwnName = "labeled chaosapps.metamagical.io/chaospod with their own name"
 	ownedByOne     = "owned by exactly one object"
 	priorityPlugin = "must not be provided in pod spec; priority admission controller computed"
 )
