@@ -32,8 +32,6 @@ const (
 	handshakeAddresses = 4096
 )
 
-var errHandshakeRate = errors.New("this client address opens connections faster than the webhook server completes TLS handshakes for one address")
-
 // Values of the label reason of operator_webhook_connections_rejected_total.
 const (
 	rejectedConnections       = "connections"
