@@ -90,10 +90,11 @@ func Options(cfg config.Config) fx.Option {
 		// Where no dependency orders two parts, the order of the modules'
 		// invokes below does: the preflight checks run before anything
 		// listens or watches; the metrics server and the API server probe
-		// start early and stop late, so a shutdown is observed; the elector
-		// campaigns after the webhook server listens, so it releases the
-		// Lease before the server drains; the probes start before, and stop
-		// after, the controllers.
+		// start early and stop late, so a shutdown is observed; the webhook
+		// server listens before the informers start, as it needs none; the
+		// elector campaigns after both, so it releases the Lease before the
+		// server drains; the probes start before, and stop after, the
+		// controllers.
 		logging.Module,
 		preflightChecks(cfg),
 		metrics.Module,

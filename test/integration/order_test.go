@@ -45,7 +45,7 @@ func index(t *testing.T, hooks []string, part string) int {
 
 // The parts start after what they are built from and in the order the
 // composition states where nothing depends: logging, the preflight checks,
-// telemetry, the informers, the webhook server, the elector, the Event
+// telemetry, the webhook server, the informers, the elector, the Event
 // recorder, the probes, the controllers; and stop in reverse, so a SIGTERM
 // stops the controllers and releases the Lease before the webhook server
 // drains.
@@ -68,8 +68,8 @@ func TestPartsStartInOrderAndStopInReverse(t *testing.T) {
 		"internal/app.chaosPodCRDCheck",
 		"adapters/metrics.(*Server).Start",
 		"adapters/kube.(*APIServerProbe).Start",
-		"adapters/cache.(*Cache).Start",
 		"adapters/webhook.(*Server).Start",
+		"adapters/cache.(*Cache).Start",
 		"adapters/leaderelection.(*Elector).Start",
 		"adapters/events.(*Recorder).Start",
 		"adapters/health.newServer",
@@ -86,8 +86,8 @@ func TestPartsStartInOrderAndStopInReverse(t *testing.T) {
 		"adapters/health.newServer",
 		"adapters/events.(*Recorder).Stop",
 		"adapters/leaderelection.(*Elector).Stop",
-		"adapters/webhook.(*Server).Stop",
 		"adapters/cache.(*Cache).Stop",
+		"adapters/webhook.(*Server).Stop",
 		"adapters/metrics.(*Server).Stop",
 		"adapters/logging.newLogger",
 	}

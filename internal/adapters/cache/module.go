@@ -9,8 +9,12 @@ import (
 )
 
 // Module provides the *Cache, which starts and stops with the application.
+// It is built where the module is invoked, not at its first reader, so
+// that the composition's module order places its start: informers start
+// at their first read, so a Cache nothing reads costs nothing.
 var Module = fx.Module("cache",
 	fx.Provide(newCache),
+	fx.Invoke(func(*Cache) {}),
 )
 
 type cacheParams struct {
