@@ -17,6 +17,12 @@
 // troubleshooting guide's scoping overlay) need `make tools`, as the rest
 // of the test tiers do.
 //
+// Every ```go block of README.md and docs/*.md is type-checked against the
+// module's current API (codeblocks_test.go says how fragments are wrapped
+// and how a block that is not Go is marked), so a recipe that names a
+// function the module no longer has fails here rather than in a reader's
+// editor.
+//
 // The checks are plain functions fed with text and a file tree, and each
 // has table cases that must fail, so a check that stopped catching
 // anything would be noticed.
