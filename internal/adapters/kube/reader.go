@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,12 +34,8 @@ func NewReader[T Object](clients *Clients, resource schema.GroupVersionResource)
 	if clients == nil || clients.Dynamic == nil {
 		return nil, errors.New("reader: the kube clients are required")
 	}
-	if resource.Version == "" || resource.Resource == "" {
-		return nil, fmt.Errorf("reader %q: version and resource are required", resource.String())
-	}
-	typ := reflect.TypeFor[T]()
-	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
-		return nil, fmt.Errorf("reader %s: %s is not a pointer to an API type", resource, typ)
+	if _, err := apiType[T]("reader", resource); err != nil {
+		return nil, err
 	}
 	return &Reader[T]{objects: clients.Dynamic.Resource(resource), what: resource.GroupResource().String()}, nil
 }

@@ -28,6 +28,20 @@ type Object interface {
 	runtime.Object
 }
 
+// apiType checks what the Reader and the Writer of resource (role) are
+// built for: a resource with its version, and T a pointer to an API type,
+// whose type it returns.
+func apiType[T Object](role string, resource schema.GroupVersionResource) (reflect.Type, error) {
+	if resource.Version == "" || resource.Resource == "" {
+		return nil, fmt.Errorf("%s %q: version and resource are required", role, resource.String())
+	}
+	typ := reflect.TypeFor[T]()
+	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%s %s: %s is not a pointer to an API type", role, resource, typ)
+	}
+	return typ, nil
+}
+
 // Writer implements ports.Writer[T] for one resource through client-go's
 // generic typed client (protobuf for built-in kinds, JSON for a CRD's).
 type Writer[T Object] struct {
@@ -46,12 +60,9 @@ func NewWriter[T Object](clients *Clients, resource schema.GroupVersionResource)
 	if clients == nil {
 		return nil, errors.New("writer: the kube clients are required")
 	}
-	if resource.Version == "" || resource.Resource == "" {
-		return nil, fmt.Errorf("writer %q: version and resource are required", resource.String())
-	}
-	typ := reflect.TypeFor[T]()
-	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
-		return nil, fmt.Errorf("writer %s: %s is not a pointer to an API type", resource, typ)
+	typ, err := apiType[T]("writer", resource)
+	if err != nil {
+		return nil, err
 	}
 	w := &Writer[T]{
 		meta:     clients.Metadata,
