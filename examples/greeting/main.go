@@ -17,8 +17,8 @@ import (
 // kubebuilder's paths.
 var greetings = fx.Options(
 	app.Controller("greeting", greeting.NewReconciler,
-		app.For[*greetingv1.Greeting](greetingv1.Resource),
-		app.Owns[*corev1.ConfigMap](corev1.SchemeGroupVersion.WithResource("configmaps"))),
+		app.For[*greetingv1.Greeting](greetingv1.Resource, app.Writes(app.UpdateStatus)),
+		app.Owns[*corev1.ConfigMap](corev1.SchemeGroupVersion.WithResource("configmaps"), app.Writes(app.Create, app.Update))),
 	app.Mutating[greetingv1.Greeting](greetingv1.Resource, greeting.NewDefaulter),
 	app.Validating[greetingv1.Greeting](greetingv1.Resource, greeting.NewValidator),
 )

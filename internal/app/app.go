@@ -105,6 +105,11 @@ func Options(cfg config.Config) fx.Option {
 		events.Module,
 		leaderelection.Module,
 		fx.Provide(func(e *leaderelection.Elector) controller.LeaderElector { return e }),
+		// What the parts other than the controllers ask of the API
+		// server; each controller declares its own (Controller).
+		providePermissions(leaderElectionPermissions),
+		providePermissions(selfCertPermissions),
+		providePermissions(metricsAuthPermissions),
 		clock.Module,
 		healthChecks,
 		health.Module,

@@ -41,23 +41,19 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 				return r, nil
 			},
 		),
+		providePermissions(func(cfg config.Config) []Permission {
+			return []Permission{{Role: ManagerRole, Verbs: []string{"get"}, Group: chaosv1.GroupName, Resource: chaosv1.Resource, Namespace: cfg.Namespace,
+				Why: "the operator's Pod validator reads the ChaosPod a Pod names from the API server, never from a cache"}}
+		}),
 		ChaosPodWebhooks,
 		OperatorPodWebhooks,
-		fx.Provide(
-			fx.Annotate(ChaosPodConversion, fx.ResultTags(webhook.GroupConversions)),
-			// In self cert mode the CRD's conversion config trusts the
-			// operator's CA like the webhook configurations do.
-			fx.Annotate(func(dyn dynamic.Interface) certs.CABundleTarget {
-				return certs.CRDConversionTarget(dyn, ChaosPodCRDName)
-			}, fx.ResultTags(certs.GroupCATargets)),
-		),
+		CRDConversion(ChaosPodConversion()),
 	}
 	if cfg.Runs(config.ControllerChaosPod) {
 		opts = append(opts, Controller(config.ControllerChaosPod, chaospod.New,
-			For[*chaosv1.ChaosPod](chaosv1.GroupVersionResource),
-			Owns[*corev1.Pod](podsResource, ownedPods),
+			For[*chaosv1.ChaosPod](chaosv1.GroupVersionResource, Writes(Update, UpdateStatus)),
+			Owns[*corev1.Pod](podsResource, ownedPods, Writes(Create, Delete)),
 			Workers(cfg.ChaosPodWorkers),
-			grantedByRequiredAccess,
 		))
 	}
 	return fx.Module("chaospod", opts...)
@@ -79,4 +75,19 @@ func chaosPodCRDCheck(lc fx.Lifecycle, cfg config.Config, dyn dynamic.Interface,
 		log.Info("crd installed", zap.String("name", "chaospods."+chaosv1.GroupName))
 		return nil
 	}})
+}
+
+// CRDConversion serves the conversion webhook of the CRD conv.CRD at
+// conv.Path. In self cert mode the operator also writes its CA into the
+// CRD's conversion config, as it does into the webhook configurations,
+// with the permission that takes; `manifests` renders the CRD's
+// conversion settings.
+func CRDConversion(conv webhook.Conversion) fx.Option {
+	return fx.Options(
+		fx.Provide(fx.Annotate(func() webhook.Conversion { return conv }, fx.ResultTags(webhook.GroupConversions))),
+		fx.Provide(fx.Annotate(func(dyn dynamic.Interface) certs.CABundleTarget {
+			return certs.CRDConversionTarget(dyn, conv.CRD)
+		}, fx.ResultTags(certs.GroupCATargets))),
+		providePermissions(conversionPermissions(conv.CRD)),
+	)
 }

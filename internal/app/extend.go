@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
@@ -46,11 +48,15 @@ import (
 // readers of one Go type in one constructor cannot be told apart: cache
 // one of the kinds typed.)
 //
-// Every watched kind's list and watch, and the Events, join the
-// permission check at start-up. A controller added this way always runs:
-// --controllers selects the operator's own.
+// The controller's permissions follow from the declaration and join
+// [GroupPermissions] in [ManagerRole]: list and watch of every watched
+// kind, the verbs of its [Writes], update of the For kind's finalizers
+// when it creates or updates the objects it owns (their controller
+// reference blocks the owner's deletion), and the Events. The start-up
+// check asks for them and `manifests` renders them. A controller added
+// this way always runs: --controllers selects the operator's own.
 func Controller(name string, newReconciler any, opts ...ControllerOption) fx.Option {
-	spec := controllerSpec{name: name, workers: 1, checkAccess: true}
+	spec := controllerSpec{name: name, workers: 1}
 	for _, o := range opts {
 		o(&spec)
 	}
@@ -59,7 +65,7 @@ func Controller(name string, newReconciler any, opts ...ControllerOption) fx.Opt
 		return fx.Error(err)
 	}
 	return fx.Module(name,
-		spec.access(),
+		providePermissions(spec.permissions),
 		fx.Provide(append([]any{fx.Private}, offered...)...),
 		fx.Provide(fx.Private, fx.Annotate(newReconciler, fx.As(new(ports.Reconciler)))),
 		fx.Provide(fx.Annotate(spec.build, fx.ResultTags(controller.GroupControllers))),
@@ -96,11 +102,6 @@ func Workers(n int) ControllerOption {
 	return func(s *controllerSpec) { s.workers = n }
 }
 
-// grantedByRequiredAccess leaves the controller out of the permission
-// check's extra entries: the operator's own controllers are in
-// RequiredAccess, each request with the manifest that grants it.
-func grantedByRequiredAccess(s *controllerSpec) { s.checkAccess = false }
-
 // WatchOption shapes one watch of a controller.
 type WatchOption func(*watch)
 
@@ -124,6 +125,44 @@ func MetadataOnly(trims ...cache.Trim) WatchOption {
 // constructor: the kind only queues reconciles.
 func WatchOnly() WatchOption {
 	return func(w *watch) { w.watchOnly = true }
+}
+
+// Writes declares the writes the reconciler makes to the kind, which its
+// constructor's ports.Writer[T] then allows, and no other: each is one
+// verb of the RBAC (UpdateStatus the status subresource's update), so
+// the role `manifests` renders grants what the code does. A write not
+// declared fails, terminal, naming the declaration to change.
+func Writes(writes ...Write) WatchOption {
+	return func(w *watch) { w.writes = append(w.writes, writes...) }
+}
+
+// Write is one method of ports.Writer.
+type Write string
+
+// The methods of ports.Writer, for [Writes].
+const (
+	Create        Write = "Create"
+	Update        Write = "Update"
+	UpdateStatus  Write = "UpdateStatus"
+	PatchMetadata Write = "PatchMetadata"
+	Delete        Write = "Delete"
+)
+
+// rbac is the verb and subresource the write needs.
+func (w Write) rbac() (verb, subresource string, err error) {
+	switch w {
+	case Create:
+		return "create", "", nil
+	case Update:
+		return "update", "", nil
+	case UpdateStatus:
+		return "update", "status", nil
+	case PatchMetadata:
+		return "patch", "", nil
+	case Delete:
+		return "delete", "", nil
+	}
+	return "", "", fmt.Errorf("unknown write %q: use app.Create, app.Update, app.UpdateStatus, app.PatchMetadata or app.Delete", string(w))
 }
 
 // Sources is the seam through which every controller gets what it
@@ -151,10 +190,9 @@ type Watched struct {
 func cachedSources() Sources { return func(w Watched) controller.Source { return w.Source } }
 
 type controllerSpec struct {
-	name        string
-	watches     []watch
-	workers     int
-	checkAccess bool
+	name    string
+	watches []watch
+	workers int
 }
 
 // watch is one kind a controller watches, and the reader and writer it
@@ -168,6 +206,7 @@ type watch struct {
 	metadataOnly bool
 	trims        []cache.Trim
 	watchOnly    bool
+	writes       []Write
 	err          error
 
 	source                 func(*cache.Cache, dynamic.Interface) (controller.Source, error)
@@ -196,7 +235,16 @@ func watchOf[T cache.Object](verb string, resource schema.GroupVersionResource, 
 		})
 	}
 	w.writerType = reflect.TypeFor[ports.Writer[T]]()
-	w.newWriter = func(c *kube.Clients) (ports.Writer[T], error) { return kube.NewWriter[T](c, resource) }
+	declared := declaredWrites[T]{resource: resource.GroupResource().String(), allowed: w.writes}
+	w.newWriter = func(c *kube.Clients) (ports.Writer[T], error) {
+		kw, err := kube.NewWriter[T](c, resource)
+		if err != nil {
+			return nil, err
+		}
+		d := declared
+		d.Writer = kw
+		return d, nil
+	}
 	return w
 }
 
@@ -226,24 +274,26 @@ func (s *controllerSpec) check(newReconciler any) ([]any, error) {
 	if s.workers < 1 {
 		errs = append(errs, fmt.Errorf("workers must be at least 1, got %d", s.workers))
 	}
-	for _, w := range s.watches {
-		if w.verb == "Watches" && w.mapFn == nil {
-			w.err = fmt.Errorf("Watches %s: the map function is nil", w.resource.GroupResource())
-		}
-		errs = append(errs, w.err)
-	}
 	var offered []any
+	asked := map[reflect.Type]bool{}
 	t := reflect.TypeOf(newReconciler)
 	if t == nil || t.Kind() != reflect.Func || t.NumOut() == 0 || !t.Out(0).Implements(reconcilerType) {
 		errs = append(errs, fmt.Errorf("reconciler constructor %T does not return a ports.Reconciler", newReconciler))
 	} else {
 		for i := range t.NumIn() {
+			asked[t.In(i)] = true
 			provider, err := s.offer(t.In(i))
 			errs = append(errs, err)
 			if provider != nil {
 				offered = append(offered, provider)
 			}
 		}
+	}
+	for _, w := range s.watches {
+		if w.verb == "Watches" && w.mapFn == nil {
+			w.err = fmt.Errorf("Watches %s: the map function is nil", w.resource.GroupResource())
+		}
+		errs = append(errs, w.err, w.checkWrites(t != nil && asked[w.writerType]))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("app: controller %q: %w", s.name, err)
@@ -279,26 +329,76 @@ func (s *controllerSpec) offer(param reflect.Type) (any, error) {
 	return provider, nil
 }
 
-// access is the permission check's extra entries: the list and watch of
-// every watched kind, and the Events; what the reconciler writes is its
-// own business.
-func (s *controllerSpec) access() fx.Option {
-	if !s.checkAccess {
-		return fx.Options()
+// checkWrites reports a writer asked for without its writes declared,
+// and writes declared without the writer to make them.
+func (w watch) checkWrites(writerAsked bool) error {
+	where := w.verb + " " + w.resource.GroupResource().String()
+	for _, wr := range w.writes {
+		if _, _, err := wr.rbac(); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 	}
-	return fx.Provide(fx.Annotate(func(cfg config.Config) []kube.Access {
-		var out []kube.Access
-		add := func(verb, group, resource string) {
-			out = append(out, kube.Access{Verb: verb, Group: group, Resource: resource, Namespace: cfg.Namespace, GrantedBy: "the RBAC of controller " + s.name})
+	switch {
+	case w.watchOnly && len(w.writes) > 0:
+		return fmt.Errorf("%s: app.Writes and app.WatchOnly() together: a watch-only kind offers no writer; declare the writes on the watch whose writer the reconciler takes", where)
+	case w.watchOnly:
+		return nil
+	case writerAsked && len(w.writes) == 0:
+		return fmt.Errorf("%s: the reconciler constructor takes a %s: say which writes it makes with app.Writes(app.Create, …), which its RBAC grants", where, w.writerType)
+	case !writerAsked && len(w.writes) > 0:
+		return fmt.Errorf("%s: app.Writes declared, but the reconciler constructor takes no %s to make them", where, w.writerType)
+	}
+	return nil
+}
+
+// permissions are what the controller's declaration uses: each watched
+// kind's list and watch, each declared write's verb, the For kind's
+// finalizers when the controller creates or updates what it owns, and the
+// Events.
+func (s *controllerSpec) permissions(cfg config.Config) []Permission {
+	var out []Permission
+	add := func(group, resource, why string, verbs ...string) {
+		out = append(out, Permission{Role: ManagerRole, Verbs: verbs, Group: group, Resource: resource, Namespace: cfg.Namespace,
+			Why: "controller " + s.name + ": " + why})
+	}
+	var forResource schema.GroupVersionResource
+	for _, w := range s.watches {
+		if w.verb == "For" {
+			forResource = w.resource
 		}
-		for _, w := range s.watches {
-			add("list", w.resource.Group, w.resource.Resource)
-			add("watch", w.resource.Group, w.resource.Resource)
+	}
+	for _, w := range s.watches {
+		verbs, writes := []string{"list", "watch"}, []string{}
+		ownerRef := false
+		for _, wr := range w.writes {
+			verb, sub, err := wr.rbac()
+			if err != nil {
+				continue // check refused the declaration
+			}
+			writes = append(writes, "app."+string(wr))
+			if sub != "" {
+				add(w.resource.Group, w.resource.Resource+"/"+sub, fmt.Sprintf("%s %s, app.Writes(app.%s)", w.verb, w.kind, wr), verb)
+				continue
+			}
+			verbs = append(verbs, verb)
+			ownerRef = ownerRef || w.verb == "Owns" && (wr == Create || wr == Update)
 		}
-		add("create", "events.k8s.io", "events")
-		add("patch", "events.k8s.io", "events")
-		return out
-	}, fx.ResultTags(groupAccess)))
+		why := fmt.Sprintf("%s %s, cached", w.verb, w.kind)
+		if w.metadataOnly {
+			why += " metadata only"
+		}
+		if len(writes) > 0 {
+			why += ", app.Writes(" + strings.Join(writes, ", ") + ")"
+		}
+		add(w.resource.Group, w.resource.Resource, why, verbs...)
+		if ownerRef {
+			add(forResource.Group, forResource.Resource+"/finalizers",
+				"the controller reference of each "+w.kind+" it writes blocks the owner's deletion, which clusters with OwnerReferencesPermissionEnforcement allow only to whoever may update the owner's finalizers; nothing is written there",
+				"update")
+		}
+	}
+	add("events.k8s.io", "events", "its Events (client-go tools/events), patched into a series when one repeats", "create", "patch")
+	return out
 }
 
 type buildParams struct {
@@ -417,4 +517,60 @@ func webhookRow[T any](verb string, resource schema.GroupVersionResource, opts [
 		o(&h)
 	}
 	return h
+}
+
+// declaredWrites is the reconciler's ports.Writer[T]: the kube writer,
+// allowing only the writes its watch declares, so that the code cannot
+// make a write its RBAC does not grant.
+type declaredWrites[T any] struct {
+	ports.Writer[T]
+	resource string
+	allowed  []Write
+}
+
+var _ ports.Writer[*metav1.PartialObjectMetadata] = declaredWrites[*metav1.PartialObjectMetadata]{}
+
+func (d declaredWrites[T]) check(w Write) error {
+	if slices.Contains(d.allowed, w) {
+		return nil
+	}
+	return ports.Terminal(fmt.Errorf("%s %s: not declared: add app.%s to the app.Writes of its watch, and regenerate the RBAC", w, d.resource, w))
+}
+
+func (d declaredWrites[T]) Create(ctx context.Context, obj T) (T, error) {
+	if err := d.check(Create); err != nil {
+		var zero T
+		return zero, err
+	}
+	return d.Writer.Create(ctx, obj)
+}
+
+func (d declaredWrites[T]) Update(ctx context.Context, obj T) (T, error) {
+	if err := d.check(Update); err != nil {
+		var zero T
+		return zero, err
+	}
+	return d.Writer.Update(ctx, obj)
+}
+
+func (d declaredWrites[T]) UpdateStatus(ctx context.Context, obj T) (T, error) {
+	if err := d.check(UpdateStatus); err != nil {
+		var zero T
+		return zero, err
+	}
+	return d.Writer.UpdateStatus(ctx, obj)
+}
+
+func (d declaredWrites[T]) PatchMetadata(ctx context.Context, key types.NamespacedName, patch ports.MetadataPatch) error {
+	if err := d.check(PatchMetadata); err != nil {
+		return err
+	}
+	return d.Writer.PatchMetadata(ctx, key, patch)
+}
+
+func (d declaredWrites[T]) Delete(ctx context.Context, key types.NamespacedName, uid types.UID) error {
+	if err := d.check(Delete); err != nil {
+		return err
+	}
+	return d.Writer.Delete(ctx, key, uid)
 }

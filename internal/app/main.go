@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"go.uber.org/dig"
 	"go.uber.org/fx"
@@ -32,7 +35,14 @@ const defaultGCPercent = 75
 // prefixes its one-line errors.
 //
 //	func main() { os.Exit(app.Main("operator", os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }
+//
+// `name manifests [--output-dir=DIR] [flags]` prints instead what the
+// wiring needs in a cluster for those flags ([Manifests]), or writes each
+// file under DIR, a kustomize config folder.
 func Main(name string, args []string, getenv func(string) string, stdout, stderr io.Writer, extra ...fx.Option) int {
+	if len(args) > 0 && args[0] == "manifests" {
+		return manifestsCommand(name, args[1:], getenv, stdout, stderr, extra)
+	}
 	if gcPercent, ok := gcTarget(getenv); ok {
 		debug.SetGCPercent(gcPercent)
 	}
@@ -49,8 +59,83 @@ func Main(name string, args []string, getenv func(string) string, stdout, stderr
 		_, _ = fmt.Fprintln(stdout, version.String())
 		return 0
 	}
+	// A declaration mistake is one line, before fx's logger (which the
+	// graph it cannot build would provide) has a chance to add its own.
+	if err := fx.ValidateApp(Options(cfg), fx.Options(extra...), fx.NopLogger); err != nil {
+		_, _ = fmt.Fprintf(stderr, "%s: %v\n", name, dig.RootCause(err))
+		return 1
+	}
 	defer gcfloor.Start(cfg.GCHeapFloor).Stop()
 	return serve(name, New(cfg, extra...), cfg, stderr)
+}
+
+// manifestsCommand is `name manifests`: the operator's flags, and
+// --output-dir.
+func manifestsCommand(name string, args []string, getenv func(string) string, stdout, stderr io.Writer, extra []fx.Option) int {
+	dir, rest, err := outputDir(args)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "%s manifests: %v\n", name, err)
+		return 2
+	}
+	cfg, err := config.Parse(rest, getenv)
+	if errors.Is(err, config.ErrHelp) {
+		_, _ = fmt.Fprintf(stdout, "Usage: %s manifests [--output-dir=DIR] [flags]\n\n"+
+			"Prints the RBAC, webhook configurations and CRD conversion settings the\n"+
+			"operator's wiring needs for the flags given, or writes each file under DIR.\n\n", name)
+		config.Usage(stdout)
+		return 0
+	}
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "%s manifests: %v\n", name, err)
+		return 2
+	}
+	files, err := Manifests(name, cfg, extra...)
+	if err != nil {
+		_, _ = fmt.Fprintf(stderr, "%s manifests: %v\n", name, dig.RootCause(err))
+		return 1
+	}
+	for i, f := range files {
+		if dir == "" {
+			if i > 0 {
+				_, _ = fmt.Fprintln(stdout, "---")
+			}
+			_, _ = stdout.Write(f.Content)
+			continue
+		}
+		path := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			_, _ = fmt.Fprintf(stderr, "%s manifests: %v\n", name, err)
+			return 1
+		}
+		if err := os.WriteFile(path, f.Content, 0o644); err != nil { //nolint:gosec // manifests are meant to be read
+			_, _ = fmt.Fprintf(stderr, "%s manifests: %v\n", name, err)
+			return 1
+		}
+		_, _ = fmt.Fprintf(stderr, "wrote %s\n", path)
+	}
+	return 0
+}
+
+// outputDir takes --output-dir=DIR (or --output-dir DIR) out of args.
+func outputDir(args []string) (dir string, rest []string, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--output-dir" || a == "-output-dir":
+			if i+1 == len(args) {
+				return "", nil, errors.New("flag needs an argument: --output-dir")
+			}
+			dir = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--output-dir=") || strings.HasPrefix(a, "-output-dir="):
+			_, dir, _ = strings.Cut(a, "=")
+		case a == "--":
+			return dir, append(rest, args[i:]...), nil
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return dir, rest, nil
 }
 
 // gcTarget is the GC percent to set, when the environment leaves it to the

@@ -120,14 +120,15 @@ func (g ruleGrant) allows(a kube.Access) bool {
 		g.namespaced == (a.Namespace != "")
 }
 
-// Every request the start-up check asks about (everything enabled, as
-// config/manager runs the operator) is granted by config/rbac, by the role
-// and file the error message names; and config/rbac grants nothing the
-// check does not ask about.
+// Every request the start-up check asks about (as config/manager runs
+// the operator) is granted by config/rbac, by the role and file the error
+// message names; and config/rbac grants nothing the check does not ask
+// about.
 func TestRBACGrantsExactlyWhatTheOperatorChecks(t *testing.T) {
 	t.Parallel()
 	grants := grantsOfConfigRBAC(t)
-	wants := app.RequiredAccess(parse(t, "--leader-elect", "--leader-election-namespace=system", "--webhook-cert-mode=self"))
+	wants, err := app.RequiredAccess(managerConfig(t))
+	require.NoError(t, err)
 	used := make([]bool, len(grants))
 	for _, want := range wants {
 		i := slices.IndexFunc(grants, func(g ruleGrant) bool { return g.allows(want) })
@@ -146,18 +147,23 @@ func TestRBACGrantsExactlyWhatTheOperatorChecks(t *testing.T) {
 func TestRequiredAccessFollowsTheConfiguration(t *testing.T) {
 	t.Parallel()
 	spell := func(args ...string) string {
+		wants, err := app.RequiredAccess(parse(t, args...))
+		require.NoError(t, err)
 		var lines []string
-		for _, a := range app.RequiredAccess(parse(t, args...)) {
+		for _, a := range wants {
 			lines = append(lines, a.String())
 		}
 		return strings.Join(lines, "\n")
 	}
 	minimal := spell("--controllers=replicaset", "--metrics-secure=false")
 	assert.Contains(t, minimal, "patch apps/replicasets")
-	assert.NotContains(t, minimal, "chaospods")
+	assert.NotContains(t, minimal, "list chaosapps.metamagical.io/chaospods")
+	assert.NotContains(t, minimal, "chaospods/status")
+	assert.NotContains(t, minimal, "create pods")
 	assert.NotContains(t, minimal, "leases")
 	assert.NotContains(t, minimal, "secrets")
 	assert.NotContains(t, minimal, "tokenreviews")
+	assert.Contains(t, minimal, "get chaosapps.metamagical.io/chaospods", "the operator's Pod validator serves whatever the controllers")
 
 	scoped := spell("--namespace=team", "--leader-elect", "--leader-election-id=another", "--leader-election-namespace=ops")
 	assert.Contains(t, scoped, `list pods in namespace "team"`)
@@ -165,7 +171,8 @@ func TestRequiredAccessFollowsTheConfiguration(t *testing.T) {
 	assert.Contains(t, scoped, `get coordination.k8s.io/leases "another" in namespace "ops"`)
 	assert.Contains(t, scoped, "create authentication.k8s.io/tokenreviews")
 
-	assert.Contains(t, spell("--webhook-cert-mode=self", "--mutating-webhook-configuration-name=m"),
-		`update admissionregistration.k8s.io/mutatingwebhookconfigurations "m"`)
-	assert.NotContains(t, spell("--controllers=", "--metrics-bind-address=0"), "pods")
+	self := spell("--webhook-cert-mode=self", "--mutating-webhook-configuration-name=m")
+	assert.Contains(t, self, `update admissionregistration.k8s.io/mutatingwebhookconfigurations "m"`)
+	assert.Contains(t, self, `watch apiextensions.k8s.io/customresourcedefinitions "chaospods.chaosapps.metamagical.io"`)
+	assert.NotContains(t, spell("--controllers=", "--metrics-bind-address=0"), " pods")
 }

@@ -36,9 +36,8 @@ func replicaSetController(cfg config.Config) fx.Option {
 	}
 	needsLabel := predicate.ObjectFunc(func(o metav1.Object) bool { return replicaset.NeedsLabel(o.GetLabels()) })
 	return Controller(config.ControllerReplicaSet, replicaset.New,
-		For[*appsv1.ReplicaSet](replicaSetsResource, MetadataOnly(), WithPredicates(needsLabel)),
+		For[*appsv1.ReplicaSet](replicaSetsResource, MetadataOnly(), WithPredicates(needsLabel), Writes(PatchMetadata)),
 		Owns[*corev1.Pod](podsResource, ownedPods, WatchOnly()),
 		Workers(cfg.ReplicaSetWorkers),
-		grantedByRequiredAccess,
 	)
 }

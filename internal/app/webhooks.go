@@ -171,7 +171,7 @@ var ChaosPodWebhooks = fx.Options(
 // ChaosPodConversion is the ChaosPod CRD's conversion endpoint, through v1
 // as the hub.
 func ChaosPodConversion() webhook.Conversion {
-	return webhook.Conversion{Path: ConvertPath, Convert: func(_ context.Context, raw []byte, desired string) ([]byte, error) {
+	return webhook.Conversion{Path: ConvertPath, CRD: ChaosPodCRDName, Convert: func(_ context.Context, raw []byte, desired string) ([]byte, error) {
 		return chaosv2.ConvertJSON(raw, desired)
 	}}
 }

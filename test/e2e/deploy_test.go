@@ -460,15 +460,15 @@ func TestStartupNamesMissingPermissions(t *testing.T) {
 		},
 		{
 			name:  "the chaospod controller's status",
-			cut:   func(t *testing.T) { without(t, "chaospod-role", "chaospods/status", "update") },
+			cut:   func(t *testing.T) { without(t, "manager-role", "chaospods/status", "update") },
 			extra: []string{"--controllers=chaospod"},
-			want:  []string{`cannot update chaosapps.metamagical.io/chaospods/status: granted by ClusterRole chaospod-role in config/rbac/chaospod_role.yaml`},
+			want:  []string{`cannot update chaosapps.metamagical.io/chaospods/status: granted by ClusterRole manager-role in config/rbac/role.yaml`},
 		},
 		{
 			name:  "the chaospod controller's finalizers",
-			cut:   func(t *testing.T) { without(t, "chaospod-role", "chaospods/finalizers", "update") },
+			cut:   func(t *testing.T) { without(t, "manager-role", "chaospods/finalizers", "update") },
 			extra: []string{"--controllers=chaospod"},
-			want:  []string{`cannot update chaosapps.metamagical.io/chaospods/finalizers: granted by ClusterRole chaospod-role in config/rbac/chaospod_role.yaml`},
+			want:  []string{`cannot update chaosapps.metamagical.io/chaospods/finalizers: granted by ClusterRole manager-role in config/rbac/role.yaml`},
 		},
 		{
 			name: "self mode's webhook configurations",

@@ -18,7 +18,10 @@ import (
 // converts one serialized object to desiredAPIVersion without changing its
 // meaning.
 type Conversion struct {
-	Path    string // also the `webhook` metric label
+	Path string // also the `webhook` metric label
+	// CRD is the name of the CustomResourceDefinition whose conversion
+	// webhook calls Path, for its manifest.
+	CRD     string
 	Convert func(ctx context.Context, raw []byte, desiredAPIVersion string) ([]byte, error)
 }
 
