@@ -155,7 +155,9 @@ func rbacFiles(header string, cfg config.Config, permissions []Permission) []Man
 	var files []ManifestFile
 	for _, file := range slices.Sorted(maps.Keys(byFile)) {
 		keys := byFile[file]
-		slices.SortFunc(keys, func(a, b roleKey) int { return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.namespace, b.namespace)) })
+		slices.SortFunc(keys, func(a, b roleKey) int {
+			return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.namespace, b.namespace))
+		})
 		var b strings.Builder
 		b.WriteString(header)
 		for i, k := range keys {
