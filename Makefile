@@ -159,6 +159,7 @@ MANIFESTS_ARGS := --leader-elect --webhook-cert-mode=self
 manifests: generate ## Regenerate the CRDs, then config/rbac's roles, config/webhook and the CRD conversion patch from the operator's wiring (`operator manifests`), and the example's.
 	$(MANIFESTS_ENV) go run ./cmd/operator manifests --output-dir=config $(MANIFESTS_ARGS)
 	$(MANIFESTS_ENV) go run ./examples/greeting manifests --output-dir=examples/greeting/config --controllers=
+	$(MANIFESTS_ENV) go run ./examples/mirror manifests --output-dir=examples/mirror/config --controllers=
 
 .PHONY: docker-build
 docker-build: ## Build the container image $(IMG) with $(CONTAINER_TOOL) (docker or podman).

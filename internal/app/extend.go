@@ -353,8 +353,8 @@ func (w watch) checkWrites(writerAsked bool) error {
 
 // permissions are what the controller's declaration uses: each watched
 // kind's list and watch, each declared write's verb, the For kind's
-// finalizers when the controller creates or updates what it owns, and the
-// Events.
+// finalizers when the controller creates or updates a kind it owns
+// (through whichever watch's writer), and the Events.
 func (s *controllerSpec) permissions(cfg config.Config) []Permission {
 	var out []Permission
 	add := func(group, resource, why string, verbs ...string) {
@@ -362,14 +362,18 @@ func (s *controllerSpec) permissions(cfg config.Config) []Permission {
 			Why: "controller " + s.name + ": " + why})
 	}
 	var forResource schema.GroupVersionResource
+	owned := map[schema.GroupVersionResource]bool{}
 	for _, w := range s.watches {
-		if w.verb == "For" {
+		switch w.verb {
+		case "For":
 			forResource = w.resource
+		case "Owns":
+			owned[w.resource] = true
 		}
 	}
+	ownerRef := ""
 	for _, w := range s.watches {
 		verbs, writes := []string{"list", "watch"}, []string{}
-		ownerRef := false
 		for _, wr := range w.writes {
 			verb, sub, err := wr.rbac()
 			if err != nil {
@@ -381,7 +385,9 @@ func (s *controllerSpec) permissions(cfg config.Config) []Permission {
 				continue
 			}
 			verbs = append(verbs, verb)
-			ownerRef = ownerRef || w.verb == "Owns" && (wr == Create || wr == Update)
+			if owned[w.resource] && (wr == Create || wr == Update) {
+				ownerRef = w.kind // it writes what it owns, with its controller reference
+			}
 		}
 		why := fmt.Sprintf("%s %s, cached", w.verb, w.kind)
 		if w.metadataOnly {
@@ -391,11 +397,11 @@ func (s *controllerSpec) permissions(cfg config.Config) []Permission {
 			why += ", app.Writes(" + strings.Join(writes, ", ") + ")"
 		}
 		add(w.resource.Group, w.resource.Resource, why, verbs...)
-		if ownerRef {
-			add(forResource.Group, forResource.Resource+"/finalizers",
-				"the controller reference of each "+w.kind+" it writes blocks the owner's deletion, which clusters with OwnerReferencesPermissionEnforcement allow only to whoever may update the owner's finalizers; nothing is written there",
-				"update")
-		}
+	}
+	if ownerRef != "" {
+		add(forResource.Group, forResource.Resource+"/finalizers",
+			"the controller reference of each "+ownerRef+" it writes blocks the owner's deletion, which clusters with OwnerReferencesPermissionEnforcement allow only to whoever may update the owner's finalizers; nothing is written there",
+			"update")
 	}
 	add("events.k8s.io", "events", "its Events (client-go tools/events), patched into a series when one repeats", "create", "patch")
 	return out
@@ -454,6 +460,9 @@ func (s *controllerSpec) build(p buildParams) (*controller.Controller, error) {
 // (webhooks.go).
 func Mutating[T any](resource schema.GroupVersionResource, newDefaulter any, opts ...WebhookOption) fx.Option {
 	h := webhookRow[T]("mutate", resource, opts)
+	if err := checkRule[T]("Mutating", newDefaulter, reflect.TypeFor[ports.Defaulter[*T]](), h); err != nil {
+		return fx.Error(err)
+	}
 	return fx.Module(h.Path,
 		fx.Provide(fx.Private, fx.Annotate(newDefaulter, fx.As(new(ports.Defaulter[*T])))),
 		fx.Provide(fx.Annotate(func(d ports.Defaulter[*T]) []webhook.Hook {
@@ -469,6 +478,9 @@ func Mutating[T any](resource schema.GroupVersionResource, newDefaulter any, opt
 // v<kind>-<version>.<group>.
 func Validating[T any](resource schema.GroupVersionResource, newValidator any, opts ...WebhookOption) fx.Option {
 	h := webhookRow[T]("validate", resource, opts)
+	if err := checkRule[T]("Validating", newValidator, reflect.TypeFor[ports.Validator[*T]](), h); err != nil {
+		return fx.Error(err)
+	}
 	return fx.Module(h.Path,
 		fx.Provide(fx.Private, fx.Annotate(newValidator, fx.As(new(ports.Validator[*T])))),
 		fx.Provide(fx.Annotate(func(v ports.Validator[*T]) []webhook.Hook {
@@ -491,6 +503,63 @@ func At(path string) WebhookOption { return func(h *webhook.Hook) { h.Path = pat
 // ones its rule is asked about.
 func Operations(ops ...admissionregistrationv1.OperationType) WebhookOption {
 	return func(h *webhook.Hook) { h.Operations = ops }
+}
+
+// ObjectSelector sends the webhook only the objects whose labels match
+// selector (on update, the old or the new object): a rule scoped to the
+// objects it is about never holds up, nor fails closed for, any other.
+func ObjectSelector(selector *metav1.LabelSelector) WebhookOption {
+	return func(h *webhook.Hook) { h.ObjectSelector = selector }
+}
+
+// NamespaceSelector sends the webhook only the objects of the namespaces
+// whose labels match selector (kubernetes.io/metadata.name holds each
+// namespace's name).
+func NamespaceSelector(selector *metav1.LabelSelector) WebhookOption {
+	return func(h *webhook.Hook) { h.NamespaceSelector = selector }
+}
+
+// MatchConditions send the webhook only the requests for which every CEL
+// expression is true, evaluated by the API server before it calls.
+func MatchConditions(conditions ...admissionregistrationv1.MatchCondition) WebhookOption {
+	return func(h *webhook.Hook) { h.MatchConditions = conditions }
+}
+
+// FailurePolicy is what the API server does when the webhook cannot
+// answer: Fail (the default) refuses the request, Ignore lets it through
+// unchecked.
+func FailurePolicy(policy admissionregistrationv1.FailurePolicyType) WebhookOption {
+	return func(h *webhook.Hook) { h.FailurePolicy = policy }
+}
+
+// Timeout is how long the API server waits for the webhook, in seconds
+// from 1 to 30 (default 10).
+func Timeout(seconds int32) WebhookOption {
+	return func(h *webhook.Hook) { h.TimeoutSeconds = seconds }
+}
+
+// checkRule reports the mistakes of a rule's declaration in one error
+// naming the rule, which fx would report as a type mismatch deep in the
+// graph, or the API server only when the configuration is applied.
+func checkRule[T any](decl string, ctor any, port reflect.Type, h webhook.Hook) error {
+	var errs []error
+	t := reflect.TypeFor[T]()
+	if t.Kind() == reflect.Pointer {
+		errs = append(errs, fmt.Errorf("T is the kind's value type: write app.%s[%s], not app.%s[%s] (For, Owns and Watches take the pointer, as they cache objects; a rule's port takes *T)",
+			decl, t.Elem(), decl, t))
+	} else if ct := reflect.TypeOf(ctor); ct == nil || ct.Kind() != reflect.Func || ct.NumOut() == 0 || !ct.Out(0).Implements(port) {
+		errs = append(errs, fmt.Errorf("constructor %T does not return a %s", ctor, port))
+	}
+	if h.TimeoutSeconds < 1 || h.TimeoutSeconds > 30 {
+		errs = append(errs, fmt.Errorf("app.Timeout(%d): the API server takes 1 to 30 seconds", h.TimeoutSeconds))
+	}
+	if h.FailurePolicy != admissionregistrationv1.Fail && h.FailurePolicy != admissionregistrationv1.Ignore {
+		errs = append(errs, fmt.Errorf("app.FailurePolicy(%q): Fail or Ignore", h.FailurePolicy))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("app: %s rule %s (%s): %w", strings.ToLower(decl), h.Name, h.Path, err)
+	}
+	return nil
 }
 
 // webhookRow is kubebuilder's row for a webhook of verb, changed by opts.

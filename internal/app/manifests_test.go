@@ -165,6 +165,15 @@ func TestControllerPermissionsFollowTheDeclaration(t *testing.T) {
 			not:  []string{"delete configmaps", "patch configmaps", "configmaps/status"},
 		},
 		{
+			name: "For and Owns of one kind, written through the For watch's writer",
+			watch: []app.ControllerOption{
+				app.For[*corev1.ConfigMap](configMaps, app.Writes(app.Create, app.Delete)),
+				app.Owns[*corev1.ConfigMap](configMaps, app.WatchOnly()),
+			},
+			want: []string{`create configmaps in namespace "team"`, `delete configmaps in namespace "team"`, `update configmaps/finalizers in namespace "team"`},
+			not:  []string{"update configmaps in", "patch configmaps"},
+		},
+		{
 			name:  "status and metadata",
 			watch: []app.ControllerOption{app.For[*corev1.Secret](secrets, app.Writes(app.UpdateStatus, app.PatchMetadata, app.Delete))},
 			want:  []string{`update secrets/status in namespace "team"`, `patch secrets in namespace "team"`, `delete secrets in namespace "team"`},
