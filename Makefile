@@ -158,6 +158,7 @@ MANIFESTS_ARGS := --leader-elect --webhook-cert-mode=self
 .PHONY: manifests
 manifests: generate ## Regenerate the CRDs, then config/rbac's roles, config/webhook and the CRD conversion patch from the operator's wiring (`operator manifests`), and the example's.
 	$(MANIFESTS_ENV) go run ./cmd/operator manifests --output-dir=config $(MANIFESTS_ARGS)
+	$(MANIFESTS_ENV) go run ./examples/configmap manifests --output-dir=examples/configmap/config --controllers=
 	$(MANIFESTS_ENV) go run ./examples/greeting manifests --output-dir=examples/greeting/config --controllers=
 	$(MANIFESTS_ENV) go run ./examples/mirror manifests --output-dir=examples/mirror/config --controllers=
 
