@@ -545,7 +545,7 @@ func checkRule[T any](decl string, ctor any, port reflect.Type, h webhook.Hook) 
 	var errs []error
 	t := reflect.TypeFor[T]()
 	if t.Kind() == reflect.Pointer {
-		errs = append(errs, fmt.Errorf("T is the kind's value type: write app.%s[%s], not app.%s[%s] (For, Owns and Watches take the pointer, as they cache objects; a rule's port takes *T)",
+		errs = append(errs, fmt.Errorf("the type argument is the kind's value type: write app.%s[%s], not app.%s[%s] (For, Owns and Watches take the pointer, as they cache objects; a rule's port takes *T)",
 			decl, t.Elem(), decl, t))
 	} else if ct := reflect.TypeOf(ctor); ct == nil || ct.Kind() != reflect.Func || ct.NumOut() == 0 || !ct.Out(0).Implements(port) {
 		errs = append(errs, fmt.Errorf("constructor %T does not return a %s", ctor, port))

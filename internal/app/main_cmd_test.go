@@ -39,7 +39,7 @@ func TestMainReportsADeclarationMistakeInOneLine(t *testing.T) {
 			app.For[*corev1.ConfigMap](configMaps, app.Writes(app.Create)), app.Owns[*corev1.ConfigMap](configMaps, app.WatchOnly(), app.Writes(app.Delete))),
 			`example: app: controller "mirror": Owns configmaps: app.Writes and app.WatchOnly() together`},
 		{"a rule's pointer type", app.Validating[*corev1.ConfigMap](configMaps, validator),
-			"T is the kind's value type: write app.Validating[v1.ConfigMap], not app.Validating[*v1.ConfigMap]"},
+			"the type argument is the kind's value type: write app.Validating[v1.ConfigMap], not app.Validating[*v1.ConfigMap]"},
 		{"a rule's timeout", app.Validating[corev1.ConfigMap](configMaps, validator, app.Timeout(60)),
 			"example: app: validating rule vconfigmap-v1.hexagonal-operator.io (/validate--v1-configmap): app.Timeout(60): the API server takes 1 to 30 seconds"},
 	}
