@@ -26,6 +26,7 @@ build: ## Build the operator binary into bin/operator (static, version-stamped).
 .PHONY: tools
 tools: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl into bin/ (first time about 15 min on 2 cores).
 	@./test/tools/build.sh $(BIN)
+	@./hack/promtool.sh $(BIN)
 
 .PHONY: test
 # test/reliability runs last, alone: its flood tests hold Pod admission to
