@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
+	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/certs"
 	"github.com/hexagonal-operator/operator/internal/adapters/kube"
 	"github.com/hexagonal-operator/operator/internal/adapters/webhook"
@@ -52,7 +53,7 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 	if cfg.Runs(config.ControllerChaosPod) {
 		opts = append(opts, Controller(config.ControllerChaosPod, chaospod.New,
 			For[*chaosv1.ChaosPod](chaosv1.GroupVersionResource, Writes(Update, UpdateStatus)),
-			Owns[*corev1.Pod](podsResource, ownedPods, Writes(Create, Delete)),
+			Owns[*corev1.Pod](podsResource, MetadataOnly(), Trim(cache.WithoutLabels, cache.WithoutAnnotations), Writes(Create, Delete)),
 			Workers(cfg.ChaosPodWorkers),
 		))
 	}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/fx"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -27,9 +28,9 @@ import (
 // Controller adds a controller called name to the operator, as an option
 // of [New] or [Main], the way controller-runtime's builder declares one:
 //
-//	app.Controller("chaospod", chaospod.New,
-//		app.For[*chaosv1.ChaosPod](chaosv1.GroupVersionResource),
-//		app.Owns[*corev1.Pod](podsResource, app.MetadataOnly(cache.WithoutLabels, cache.WithoutAnnotations)),
+//	app.Controller("replicaset", replicaset.New,
+//		app.For[*appsv1.ReplicaSet](replicaSetsResource, app.MetadataOnly(), app.Writes(app.PatchMetadata)),
+//		app.Owns[*corev1.Pod](podsResource, app.MetadataOnly(), app.Trim(cache.WithoutLabels), app.WatchOnly()),
 //		app.Workers(4))
 //
 // Every change of the [For] kind enqueues the object, one of an [Owns]
@@ -114,11 +115,34 @@ func WithPredicates(predicates ...predicate.Predicate) WatchOption {
 // MetadataOnly caches the kind's metadata only: the metadata client asks
 // the server for PartialObjectMetadata, so a kind whose spec and status the
 // reconciler never reads costs only its metadata in memory, and its reader
-// is a ports.Reader[*metav1.PartialObjectMetadata]. trims drop what no
-// reader of the kind looks at; every controller watching the kind must
-// declare the same, as they share one informer.
-func MetadataOnly(trims ...cache.Trim) WatchOption {
-	return func(w *watch) { w.metadataOnly, w.trims = true, trims }
+// is a ports.Reader[*metav1.PartialObjectMetadata]. Every controller
+// watching the kind (with the same [Selector]) must declare the same, as
+// they share one informer.
+func MetadataOnly() WatchOption {
+	return func(w *watch) { w.metadataOnly = true }
+}
+
+// Trim drops what no reader of the kind looks at before the cache holds
+// it: metadata with cache.WithoutLabels and cache.WithoutAnnotations, any
+// part of a typed object with a cache.TrimOf of T (for a kind read for a
+// few status fields, say, the spec). Every controller watching the kind
+// (with the same [Selector]) must declare the same trims, in the same
+// order, as they share one informer.
+func Trim(trims ...cache.Trim) WatchOption {
+	return func(w *watch) { w.trims = append(w.trims, trims...) }
+}
+
+// Selector caches and watches only the objects of the kind whose labels
+// sel matches: the API server filters the list and the watch, so the
+// others cost neither memory nor events, and the reader finds none of
+// them (ErrNotFound); an object whose labels stop matching is, to the
+// controller, deleted. A selector the objects the controller writes always
+// carry (a label it sets) keeps a kind that is mostly other people's out
+// of memory. Watches of one kind with different selectors have informers
+// of their own; with the same one they share it. nil or an empty selector
+// selects every object.
+func Selector(sel labels.Selector) WatchOption {
+	return func(w *watch) { w.selector = sel }
 }
 
 // WatchOnly keeps the kind's reader and writer from the reconciler's
@@ -205,6 +229,7 @@ type watch struct {
 	predicates   []predicate.Predicate
 	metadataOnly bool
 	trims        []cache.Trim
+	selector     labels.Selector
 	watchOnly    bool
 	writes       []Write
 	err          error
@@ -222,16 +247,20 @@ func watchOf[T cache.Object](verb string, resource schema.GroupVersionResource, 
 	if reflect.TypeFor[T]() == reflect.TypeFor[*metav1.PartialObjectMetadata]() {
 		w.err = fmt.Errorf("%s %s: T is the kind's Go type; app.MetadataOnly() caches its metadata only", verb, resource.GroupResource())
 	}
-	if kind, trims := w.kind, w.trims; w.metadataOnly {
+	cached := []cache.Option{cache.Selector(w.selector)}
+	for _, t := range w.trims {
+		cached = append(cached, t)
+	}
+	if kind := w.kind; w.metadataOnly {
 		offerReader(&w, func(c *cache.Cache, _ dynamic.Interface) (*cache.Resource[*metav1.PartialObjectMetadata], error) {
-			return cache.NewMetadataResource(c, resource, kind, trims...)
+			return cache.NewMetadataResource(c, resource, kind, cached...)
 		})
 	} else {
 		offerReader(&w, func(c *cache.Cache, dyn dynamic.Interface) (*cache.Resource[T], error) {
 			if cache.Typed(resource.GroupVersion()) {
-				return cache.NewResource[T](c, resource)
+				return cache.NewResource[T](c, resource, cached...)
 			}
-			return cache.NewDynamicResource[T](c, dyn, resource)
+			return cache.NewDynamicResource[T](c, dyn, resource, cached...)
 		})
 	}
 	w.writerType = reflect.TypeFor[ports.Writer[T]]()
@@ -392,6 +421,9 @@ func (s *controllerSpec) permissions(cfg config.Config) []Permission {
 		why := fmt.Sprintf("%s %s, cached", w.verb, w.kind)
 		if w.metadataOnly {
 			why += " metadata only"
+		}
+		if w.selector != nil && !w.selector.Empty() {
+			why += ", selected by " + w.selector.String()
 		}
 		if len(writes) > 0 {
 			why += ", app.Writes(" + strings.Join(writes, ", ") + ")"

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/hexagonal-operator/operator/internal/adapters/cache"
 	"github.com/hexagonal-operator/operator/internal/adapters/controller"
@@ -169,7 +170,7 @@ func TestWatchOnlyLeavesTheReaderToTheOtherWatch(t *testing.T) {
 		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig", "--controllers=")),
 		app.Controller("labels", newMetadataNoop,
 			app.For[*appsv1.ReplicaSet](replicaSets, app.MetadataOnly()),
-			app.Owns[*corev1.Pod](pods, app.MetadataOnly(cache.WithoutLabels, cache.WithoutAnnotations), app.WatchOnly())),
+			app.Owns[*corev1.Pod](pods, app.MetadataOnly(), app.Trim(cache.WithoutLabels, cache.WithoutAnnotations), app.WatchOnly())),
 		recordSources(&got),
 		invokeControllers(),
 		fx.NopLogger,
@@ -260,4 +261,63 @@ func TestControllerJoinsThePermissionCheck(t *testing.T) {
 		"create events.k8s.io/events in team",
 		"patch events.k8s.io/events in team",
 	}, got)
+}
+
+// A selected watch has an informer of its own, shared with any watch of
+// the same kind and selector, and refused to one that caches them
+// otherwise; its trims reach the cache, and its selector the role's
+// reason.
+func TestSelectorAndTrimShapeTheCache(t *testing.T) {
+	t.Parallel()
+	chosen, err := labels.Parse("chosen")
+	require.NoError(t, err)
+	noSpec := cache.TrimOf("without spec", func(p *corev1.Pod) { p.Spec = corev1.PodSpec{} })
+	var readers []ports.Reader[*corev1.Pod]
+	newPodReader := func(r ports.Reader[*corev1.Pod]) *noop {
+		readers = append(readers, r)
+		return &noop{}
+	}
+	watchPods := func(name string, opts ...app.WatchOption) fx.Option {
+		return app.Controller(name, newPodReader, app.For[*corev1.Secret](secrets, app.WatchOnly()), app.Owns[*corev1.Pod](pods, opts...))
+	}
+	var got []app.Watched
+	a := fx.New(
+		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig", "--controllers=")),
+		watchPods("chosen", app.Selector(chosen), app.Trim(noSpec)),
+		watchPods("chosen-too", app.Selector(chosen), app.Trim(noSpec)),
+		watchPods("everyone"),
+		recordSources(&got),
+		invokeControllers(),
+		fx.NopLogger,
+	)
+	require.NoError(t, a.Err(), "another selector, another informer")
+	assert.Len(t, readers, 3)
+	assert.Len(t, got, 6)
+
+	b := fx.New(
+		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig", "--controllers=")),
+		watchPods("chosen", app.Selector(chosen), app.Trim(noSpec)),
+		watchPods("untrimmed", app.Selector(chosen)),
+		invokeControllers(),
+		fx.NopLogger,
+	)
+	require.ErrorContains(t, b.Err(), "kind Pod[chosen] is already cached as typed without spec")
+
+	c := fx.New(
+		app.Options(parse(t, "--kubeconfig=testdata/kubeconfig", "--controllers=")),
+		watchPods("mistyped", app.Trim(cache.TrimOf("without data", func(cm *corev1.ConfigMap) { cm.Data = nil }))),
+		invokeControllers(),
+		fx.NopLogger,
+	)
+	require.ErrorContains(t, c.Err(), `trim "without data" is for *v1.ConfigMap, not *v1.Pod`)
+
+	files, err := app.Manifests("test", parse(t, "--controllers=", "--metrics-secure=false"), watchPods("chosen", app.Selector(chosen), app.Trim(noSpec)))
+	require.NoError(t, err)
+	var role string
+	for _, f := range files {
+		if f.Path == "rbac/role.yaml" {
+			role = string(f.Content)
+		}
+	}
+	assert.Contains(t, role, "# controller chosen: Owns Pod, cached, selected by chosen\n", "RBAC cannot select: the role says why it grants every Pod")
 }

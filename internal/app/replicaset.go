@@ -18,18 +18,14 @@ var (
 	podsResource        = corev1.SchemeGroupVersion.WithResource("pods")
 )
 
-// ownedPods is how both of the operator's controllers cache Pods: metadata
-// only and without labels or annotations, since both only map a Pod to its
-// controller and the ChaosPod one reads its UID and times. Declared once,
-// so the two share one informer.
-var ownedPods = MetadataOnly(cache.WithoutLabels, cache.WithoutAnnotations)
-
 // replicaSetController labels ReplicaSets when cfg runs it. It caches them metadata only
 // (the reconciler decides on labels alone, and a ReplicaSet's Pod template
 // is most of its memory) and drops the events of those that already carry
 // the label: their reconcile would be a no-op, and the update caused by the
 // operator's own patch is the most common of them. The reconciler does not
-// read Pods, which only queue their ReplicaSet.
+// read Pods, which only queue their ReplicaSet: every Pod is cached, so
+// metadata only and without labels or annotations, which mapping a Pod to
+// its controller does not need.
 func replicaSetController(cfg config.Config) fx.Option {
 	if !cfg.Runs(config.ControllerReplicaSet) {
 		return fx.Options()
@@ -37,7 +33,7 @@ func replicaSetController(cfg config.Config) fx.Option {
 	needsLabel := predicate.ObjectFunc(func(o metav1.Object) bool { return replicaset.NeedsLabel(o.GetLabels()) })
 	return Controller(config.ControllerReplicaSet, replicaset.New,
 		For[*appsv1.ReplicaSet](replicaSetsResource, MetadataOnly(), WithPredicates(needsLabel), Writes(PatchMetadata)),
-		Owns[*corev1.Pod](podsResource, ownedPods, WatchOnly()),
+		Owns[*corev1.Pod](podsResource, MetadataOnly(), Trim(cache.WithoutLabels, cache.WithoutAnnotations), WatchOnly()),
 		Workers(cfg.ReplicaSetWorkers),
 	)
 }

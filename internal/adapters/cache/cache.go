@@ -62,9 +62,9 @@ type Cache struct {
 	started   chan struct{} // closed by Start
 	cancel    context.CancelFunc
 	runCtx    context.Context
-	informers map[string]toolscache.SharedIndexInformer
-	claims    map[string]string // kind name → how its resource is cached
-	running   sync.WaitGroup    // the informers' goroutines
+	informers map[informerKey]toolscache.SharedIndexInformer
+	claims    map[informerKey]string // how each informer's resource is cached
+	running   sync.WaitGroup         // the informers' goroutines
 }
 
 // New returns a cache reading through client and meta, with
@@ -84,8 +84,8 @@ func New(client kubernetes.Interface, meta metadata.Interface, reg prometheus.Re
 		strip:     !opts.KeepManagedFields,
 		interner:  newInterner(),
 		started:   make(chan struct{}),
-		informers: map[string]toolscache.SharedIndexInformer{},
-		claims:    map[string]string{},
+		informers: map[informerKey]toolscache.SharedIndexInformer{},
+		claims:    map[informerKey]string{},
 	}
 	if reg != nil {
 		if err := reg.Register(objectsCollector{c: c}); err != nil {
@@ -192,9 +192,9 @@ func (c *Cache) Check(context.Context) error {
 		return ErrStopped
 	}
 	var pending []string
-	for kind, inf := range c.informers {
+	for key, inf := range c.informers {
 		if !inf.HasSynced() {
-			pending = append(pending, kind)
+			pending = append(pending, key.String())
 		}
 	}
 	if len(pending) > 0 {
@@ -229,7 +229,7 @@ func (c *Cache) informer(s *source) (toolscache.SharedIndexInformer, error) {
 	if err := inf.SetTransform(transform); err != nil {
 		return nil, fmt.Errorf("set %s transform: %w", s.key, err)
 	}
-	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(s.key)); err != nil {
+	if err := inf.SetWatchErrorHandlerWithContext(c.watchErrorHandler(s.key.String())); err != nil {
 		return nil, fmt.Errorf("set %s watch error handler: %w", s.key, err)
 	}
 	c.informers[s.key] = inf
@@ -239,15 +239,16 @@ func (c *Cache) informer(s *source) (toolscache.SharedIndexInformer, error) {
 	return inf, nil
 }
 
-// claim reserves the informer key kind for one way of caching it (how),
-// which two resources of one kind name would otherwise share by mistake.
-func (c *Cache) claim(kind, how string) error {
+// claim reserves the informer key for one way of caching it (how), which
+// two resources of one kind name and selector would otherwise share by
+// mistake.
+func (c *Cache) claim(key informerKey, how string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if prev, ok := c.claims[kind]; ok && prev != how {
-		return fmt.Errorf("cache resource %s: kind %s is already cached as %s", how, kind, prev)
+	if prev, ok := c.claims[key]; ok && prev != how {
+		return fmt.Errorf("cache resource %s: kind %s is already cached as %s", how, key, prev)
 	}
-	c.claims[kind] = how
+	c.claims[key] = how
 	return nil
 }
 
@@ -348,7 +349,7 @@ func (c *Cache) transform(obj any) (any, error) {
 var objectsDesc = prometheus.NewDesc(
 	"operator_cache_objects",
 	"Number of objects held in the operator's informer caches.",
-	[]string{"kind"}, nil,
+	[]string{"kind", "selector"}, nil,
 )
 
 // objectsCollector counts the stores at scrape time.
@@ -358,12 +359,12 @@ func (o objectsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- objectsDe
 
 func (o objectsCollector) Collect(ch chan<- prometheus.Metric) {
 	o.c.mu.Lock()
-	counts := make(map[string]int, len(o.c.informers))
-	for kind, inf := range o.c.informers {
-		counts[kind] = len(inf.GetStore().ListKeys())
+	counts := make(map[informerKey]int, len(o.c.informers))
+	for key, inf := range o.c.informers {
+		counts[key] = len(inf.GetStore().ListKeys())
 	}
 	o.c.mu.Unlock()
-	for kind, n := range counts {
-		ch <- prometheus.MustNewConstMetric(objectsDesc, prometheus.GaugeValue, float64(n), kind)
+	for key, n := range counts {
+		ch <- prometheus.MustNewConstMetric(objectsDesc, prometheus.GaugeValue, float64(n), key.kind, key.selector)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -282,6 +283,59 @@ func TestOnAPIServer(t *testing.T) {
 			require.NoError(t, err)
 		}
 	})
+
+	t.Run("a selected typed resource holds only its objects, trimmed", func(t *testing.T) {
+		t.Parallel()
+		ns := namespace(t, cp, "selected")
+		podsGVR := corev1.SchemeGroupVersion.WithResource("pods")
+		c := startCache(t, cp.Config, cache.Options{})
+		sel, err := labels.Parse("chosen")
+		require.NoError(t, err)
+		noSpec := cache.TrimOf("without spec", func(p *corev1.Pod) { p.Spec = corev1.PodSpec{} })
+		chosen, err := cache.NewResource[*corev1.Pod](c, podsGVR, cache.Selector(sel), noSpec)
+		require.NoError(t, err)
+		seen := &eventLog{}
+		require.NoError(t, chosen.AddEventHandler(seen))
+		require.NoError(t, podsOf(t, c).AddEventHandler(&handler{}), "every Pod's metadata beside it")
+		waitSynced(t, c)
+
+		pods := admin.CoreV1().Pods(ns)
+		for name, l := range map[string]map[string]string{"in": {"chosen": "yes"}, "out": nil} {
+			_, err := pods.Create(t.Context(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}, Spec: podSpec()}, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		in := types.NamespacedName{Namespace: ns, Name: "in"}
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			_, err := chosen.Get(t.Context(), in)
+			assert.NoError(ct, err)
+		}, waitFor, tick)
+		got, err := chosen.Get(t.Context(), in)
+		require.NoError(t, err)
+		assert.Empty(t, got.Spec.Containers, "trimmed")
+		assert.Equal(t, corev1.PodPending, got.Status.Phase, "typed: the status is there")
+		_, err = chosen.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "out"})
+		require.ErrorIs(t, err, ports.ErrNotFound, "an unselected Pod is not held")
+		_, err = podsOf(t, c).Get(t.Context(), types.NamespacedName{Namespace: ns, Name: "out"})
+		require.NoError(t, err, "the unselected informer holds it")
+
+		// Losing the label is leaving the cache; getting it back, coming back.
+		relabel := func(l map[string]string) {
+			p, err := pods.Get(t.Context(), "in", metav1.GetOptions{})
+			require.NoError(t, err)
+			p.Labels = l
+			_, err = pods.Update(t.Context(), p, metav1.UpdateOptions{})
+			require.NoError(t, err)
+		}
+		relabel(nil)
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			_, err := chosen.Get(t.Context(), in)
+			assert.ErrorIs(ct, err, ports.ErrNotFound)
+		}, waitFor, tick, "a Pod that stops matching leaves")
+		relabel(map[string]string{"chosen": "again"})
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			assert.Equal(ct, []string{"add in", "delete in", "add in"}, seen.lines(ns))
+		}, waitFor, tick)
+	})
 }
 
 func keys[K comparable, V any](m map[K]V) []K {
@@ -477,7 +531,7 @@ func namespaceReader(t *testing.T, cp *controlplane.ControlPlane, ns string) *re
 	return cfg
 }
 
-// eventLog writes down ReplicaSet events as lines.
+// eventLog writes down events as lines.
 type eventLog struct {
 	mu  sync.Mutex
 	log []struct{ ns, line string }

@@ -355,7 +355,10 @@ func TestObjectsMetric(t *testing.T) {
 			continue
 		}
 		for _, m := range f.GetMetric() {
-			require.Len(t, m.GetLabel(), 1)
+			require.Len(t, m.GetLabel(), 2)
+			assert.Equal(t, "kind", m.GetLabel()[0].GetName())
+			assert.Equal(t, "selector", m.GetLabel()[1].GetName())
+			assert.Empty(t, m.GetLabel()[1].GetValue(), "no selector")
 			got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -339,4 +340,141 @@ func (n *nameLog) get() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return slices.Clone(n.log)
+}
+
+// A selector narrows what a resource's informer lists and watches; each
+// selector of a kind has an informer of its own, shared by the resources
+// that ask for it alike, and its count is labeled with it.
+func TestSelectorNarrowsTheCache(t *testing.T) {
+	t.Parallel()
+	labeled := func(ns, name, team string) *corev1.ConfigMap {
+		cm := configMap(ns, name)
+		if team != "" {
+			cm.Labels = map[string]string{"team": team}
+		}
+		return cm
+	}
+	client := fake.NewClientset(labeled("shop", "pay", "payments"), labeled("shop", "web", "frontend"), labeled("shop", "loose", ""))
+	reg := prometheus.NewRegistry()
+	c := resourceCache(t, client, reg, cache.Options{})
+	payments, err := labels.Parse("team=payments")
+	require.NoError(t, err)
+	anyTeam, err := labels.Parse("team")
+	require.NoError(t, err)
+	selected, err := cache.NewResource[*corev1.ConfigMap](c, configMapsGVR, cache.Selector(payments))
+	require.NoError(t, err)
+	teams, err := cache.NewResource[*corev1.ConfigMap](c, configMapsGVR, cache.Selector(anyTeam))
+	require.NoError(t, err)
+	all := configMaps(t, c)
+	added := &nameLog{}
+	require.NoError(t, selected.AddEventHandler(added))
+	require.NoError(t, teams.AddEventHandler(&nameLog{}))
+	require.NoError(t, all.AddEventHandler(&nameLog{}))
+	require.NoError(t, c.Start(t.Context()))
+	require.Eventually(t, c.HasSynced, 30*time.Second, 10*time.Millisecond)
+
+	_, err = selected.Get(t.Context(), types.NamespacedName{Namespace: "shop", Name: "pay"})
+	require.NoError(t, err)
+	_, err = selected.Get(t.Context(), types.NamespacedName{Namespace: "shop", Name: "web"})
+	require.ErrorIs(t, err, ports.ErrNotFound, "another team's is not cached there")
+	listed, err := selected.List(t.Context(), "shop")
+	require.NoError(t, err)
+	require.Len(t, listed, 1)
+	assert.Equal(t, "pay", listed[0].Name)
+	_, err = all.Get(t.Context(), types.NamespacedName{Namespace: "shop", Name: "loose"})
+	require.NoError(t, err, "the unselected resource holds every one")
+
+	_, err = client.CoreV1().ConfigMaps("shop").Create(t.Context(), labeled("shop", "refund", "payments"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = client.CoreV1().ConfigMaps("shop").Create(t.Context(), labeled("shop", "cart", "frontend"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.EventuallyWithT(t, func(t *assert.CollectT) {
+		assert.Equal(t, []string{"add shop/pay", "add shop/refund"}, added.get())
+	}, 30*time.Second, 10*time.Millisecond, "the watch is narrowed too")
+
+	lists := map[string]int{}
+	for _, a := range client.Actions() {
+		if l, ok := a.(k8stesting.ListAction); ok && a.GetResource() == configMapsGVR {
+			lists[l.GetListRestrictions().Labels.String()]++
+		}
+	}
+	assert.Equal(t, map[string]int{"team=payments": 1, "team": 1, "": 1}, lists, "one informer, one list per selector")
+	again, err := cache.NewResource[*corev1.ConfigMap](c, configMapsGVR, cache.Selector(payments))
+	require.NoError(t, err, "asked for alike, it is shared")
+	_, err = again.Get(t.Context(), types.NamespacedName{Namespace: "shop", Name: "refund"})
+	require.NoError(t, err)
+	_, err = cache.NewMetadataResource(c, configMapsGVR, "ConfigMap", cache.Selector(payments))
+	require.ErrorContains(t, err, "kind ConfigMap[team=payments] is already cached as typed:/v1, Resource=configmaps")
+	everything, err := cache.NewResource[*corev1.ConfigMap](c, configMapsGVR, cache.Selector(labels.Everything()))
+	require.NoError(t, err, "an empty selector is none")
+	_, err = everything.Get(t.Context(), types.NamespacedName{Namespace: "shop", Name: "loose"})
+	require.NoError(t, err)
+
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	counts := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "operator_cache_objects" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			counts[l["kind"]+" "+l["selector"]] = m.GetGauge().GetValue()
+		}
+	}
+	assert.Equal(t, map[string]float64{"ConfigMap team=payments": 2, "ConfigMap team": 4, "ConfigMap ": 5}, counts)
+}
+
+// A typed trim runs in the informer's transform, before the cache holds
+// the object, with the cache's own (managedFields stripped); a resource
+// of another type, a nil option and a trim without a function are refused.
+func TestTrimOfTrimsTypedObjects(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset(configMap("shop", "a"))
+	c := resourceCache(t, client, nil, cache.Options{})
+	noData := cache.TrimOf("without data", func(cm *corev1.ConfigMap) { cm.Data = nil })
+	r, err := cache.NewResource[*corev1.ConfigMap](c, configMapsGVR, noData, cache.WithoutAnnotations)
+	require.NoError(t, err)
+	require.NoError(t, c.Start(t.Context()))
+
+	got, err := r.Get(t.Context(), types.NamespacedName{Namespace: "shop", Name: "a"})
+	require.NoError(t, err)
+	assert.Nil(t, got.Data)
+	assert.Nil(t, got.Annotations)
+	assert.Nil(t, got.ManagedFields)
+	assert.Equal(t, "a", got.Name, "the rest stays")
+
+	_, err = cache.NewResource[*corev1.ConfigMap](c, configMapsGVR)
+	require.ErrorContains(t, err, "already cached as typed without data without annotations")
+	_, err = cache.NewResource[*corev1.Secret](c, corev1.SchemeGroupVersion.WithResource("secrets"), noData)
+	require.ErrorContains(t, err, `trim "without data" is for *v1.ConfigMap, not *v1.Secret`)
+	_, err = cache.NewResource[*corev1.Secret](c, corev1.SchemeGroupVersion.WithResource("secrets"), nil)
+	require.ErrorContains(t, err, "a nil option")
+	_, err = cache.NewResource[*corev1.Secret](c, corev1.SchemeGroupVersion.WithResource("secrets"), cache.Trim{})
+	require.ErrorContains(t, err, "does nothing")
+}
+
+// The readiness check names a selected informer with its selector.
+func TestSelectedReadinessNamesTheSelector(t *testing.T) {
+	t.Parallel()
+	client := fake.NewClientset()
+	release := make(chan struct{})
+	client.PrependReactor("list", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		<-release
+		return false, nil, nil
+	})
+	c := resourceCache(t, client, nil, cache.Options{})
+	sel, err := labels.Parse("team=payments")
+	require.NoError(t, err)
+	r, err := cache.NewResource[*corev1.ConfigMap](c, configMapsGVR, cache.Selector(sel))
+	require.NoError(t, err)
+	require.NoError(t, r.AddEventHandler(&nameLog{}))
+	require.NoError(t, c.Start(t.Context()))
+
+	assert.ErrorContains(t, c.Check(t.Context()), "informers not synced: ConfigMap[team=payments]")
+	close(release)
+	require.Eventually(t, c.HasSynced, 30*time.Second, 10*time.Millisecond)
 }

@@ -14,12 +14,27 @@ import (
 // Source consumes them.
 type source struct {
 	cache *Cache
-	key   string // the informer's key in the cache: the kind's name
+	key   informerKey
 	gk    schema.GroupKind
 	build func() toolscache.SharedIndexInformer
 	// decode, when set, turns what the informer lists into the object the
 	// cache holds, before the cache's transform.
 	decode func(any) (any, error)
+}
+
+// informerKey names one informer of the cache: a kind, and the label
+// selector that narrows it (empty for every object).
+type informerKey struct {
+	kind, selector string
+}
+
+// String names the informer in errors and logs: the kind, and its
+// selector in brackets when it has one.
+func (k informerKey) String() string {
+	if k.selector == "" {
+		return k.kind
+	}
+	return k.kind + "[" + k.selector + "]"
 }
 
 // GroupKind is the kind's group and name.
