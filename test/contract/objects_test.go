@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -110,6 +111,22 @@ func TestObjectsContract(t *testing.T) {
 			func() (ports.Reader[*metav1.PartialObjectMetadata], error) {
 				return cache.NewMetadataResource(cl.cache, pods, "Pod")
 			}))
+	})
+	// As the chaospod controller caches its Pods: typed, narrowed by a
+	// label selector, beside the metadata-only informer of every Pod.
+	t.Run("PodsSelected", func(t *testing.T) {
+		t.Parallel()
+		sel, err := labels.Parse("app")
+		require.NoError(t, err)
+		newFixture := fixture[*corev1.Pod](t, cl, pods,
+			func() (ports.Reader[*corev1.Pod], error) {
+				return cache.NewResource[*corev1.Pod](cl.cache, pods, cache.Selector(sel))
+			})
+		portstest.RunObjects(t, portstest.Pods, func(t *testing.T) portstest.Fixture[*corev1.Pod, *corev1.Pod] {
+			f := newFixture(t)
+			f.Selector = sel
+			return f
+		})
 	})
 	t.Run("ChaosPods", func(t *testing.T) {
 		t.Parallel()

@@ -5,8 +5,10 @@
 //
 // [RunObjects] takes a [Kind] ([ReplicaSets], [Pods], [ChaosPods]) and a
 // factory of [Fixture]s: the ports.Reader and ports.Writer under test and a
-// back door into the same store. Readers backed by a cache lag behind the
-// store, so the suite waits wherever a real cache would.
+// back door into the same store, and the label selector the reader is
+// narrowed by, if any, which the suite then holds it to. Readers backed by
+// a cache lag behind the store, so the suite waits wherever a real cache
+// would.
 //
 //	portstest.RunObjects(t, portstest.ReplicaSets, func(t *testing.T) portstest.Fixture[*appsv1.ReplicaSet, *appsv1.ReplicaSet] {
 //		s := memory.NewStore[*appsv1.ReplicaSet](portstest.ReplicaSets.GroupKind)

@@ -49,6 +49,11 @@ type Fixture[T, R metav1.Object] struct {
 	Other ports.Writer[T]
 	// Get reads the store's authoritative state, bypassing any cache.
 	Get func(ctx context.Context, key types.NamespacedName) (T, error)
+	// Selector, when set, is the label selector the reader is narrowed
+	// by: it must match the labels Kind.New gives (and the suite's
+	// additions to them) and not an object without labels, which the
+	// reader must then never see.
+	Selector labels.Selector
 }
 
 // Kind says how the suite makes and changes objects of the kind under test.
@@ -89,6 +94,7 @@ func RunObjects[T, R metav1.Object](t *testing.T, kind Kind[T], newFixture func(
 		{"UpdateOfAStaleObjectConflicts", updateStale[T, R]},
 		{"UpdateAndUpdateStatusEachWriteTheirPart", updateParts[T, R]},
 		{"EveryWriteIsObserved", writesObserved[T, R]},
+		{"ASelectedReaderSeesOnlyWhatItSelects", selectedOnly[T, R]},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -341,6 +347,52 @@ func writesObserved[T, R metav1.Object](t *testing.T, s suite[T, R]) {
 	updated, err := s.Writer.Update(ctx, next)
 	require.NoError(t, err)
 	assert.Equal(t, write{s.kind.GroupKind, updated.GetResourceVersion()}, last(), "update")
+}
+
+// selectedOnly holds a reader narrowed by a label selector to it: an
+// object the selector does not match is neither found nor listed, and an
+// object whose labels stop matching leaves the reader until they match
+// again, as a watch narrowed by the selector reports it deleted.
+func selectedOnly[T, R metav1.Object](t *testing.T, s suite[T, R]) {
+	if s.Selector == nil || s.Selector.Empty() {
+		t.Skip("the reader is not narrowed by a selector")
+	}
+	require.False(t, s.Selector.Matches(labels.Set{}), "the suite needs a selector that an object without labels does not match")
+	unlabeled := s.kind.New(s.key("unselected"))
+	unlabeled.SetLabels(nil)
+	_, err := s.Other.Create(t.Context(), unlabeled)
+	require.NoError(t, err)
+	// Created after the other, so once the reader has it, a reader that
+	// ignored the selector would have had the other too.
+	key := s.key("selected")
+	s.create(t, key)
+	s.waitSeen(t, key)
+
+	_, err = s.Reader.Get(t.Context(), s.key("unselected"))
+	require.ErrorIs(t, err, ports.ErrNotFound, "an object the selector does not match is not found")
+	assertOnlyPortError(t, err, ports.ErrNotFound)
+	listed, err := s.Reader.List(t.Context(), s.Namespace)
+	require.NoError(t, err)
+	var names []string
+	for _, o := range listed {
+		names = append(names, o.GetName())
+	}
+	assert.Contains(t, names, key.Name)
+	assert.NotContains(t, names, s.key("unselected").Name, "nor listed")
+
+	relabel := func(l map[string]string) {
+		obj := s.get(t, key)
+		obj.SetLabels(l)
+		_, err := s.Other.Update(t.Context(), obj)
+		require.NoError(t, err)
+	}
+	relabel(nil)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := s.Reader.Get(t.Context(), key)
+		assert.ErrorIs(c, err, ports.ErrNotFound)
+	}, waitFor, tick, "an object whose labels stop matching leaves the reader")
+	relabel(s.kind.New(key).GetLabels())
+	s.waitSeen(t, key)
 }
 
 // deepCopy copies an API object of type T (every API type is a

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -77,6 +78,17 @@ func (s *Store[T]) WithClock(clock ports.Clock) *Store[T] {
 // a kind it holds metadata-only (Pods, for the operator).
 func (s *Store[T]) Metadata() ports.Reader[*metav1.PartialObjectMetadata] {
 	return metadataReader[T]{s}
+}
+
+// Selected reads the store's objects whose labels sel matches, as the
+// cache serves a kind narrowed by a label selector: the others are not
+// found and not listed, and an object whose labels stop matching is gone
+// from this view until they match again.
+func (s *Store[T]) Selected(sel labels.Selector) ports.Reader[T] {
+	if sel == nil {
+		sel = labels.Everything()
+	}
+	return selectedReader[T]{s: s, sel: sel}
 }
 
 // FailNextWrites makes the next len(errs) writes fail, in order, with those
@@ -307,6 +319,38 @@ func (s *Store[T]) commitLocked(ctx context.Context, next T) T {
 
 func keyOf(o metav1.Object) types.NamespacedName {
 	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+// selectedReader serves the objects of a store that a selector matches.
+type selectedReader[T Object] struct {
+	s   *Store[T]
+	sel labels.Selector
+}
+
+func (r selectedReader[T]) Get(ctx context.Context, key types.NamespacedName) (T, error) {
+	obj, err := r.s.Get(ctx, key)
+	if err != nil {
+		return obj, err
+	}
+	if !r.sel.Matches(labels.Set(obj.GetLabels())) {
+		var zero T
+		return zero, fmt.Errorf("%s %s (not selected by %q): %w", r.s.what, key, r.sel, ports.ErrNotFound)
+	}
+	return obj, nil
+}
+
+func (r selectedReader[T]) List(ctx context.Context, namespace string, opts ...ports.ListOption) ([]T, error) {
+	objs, err := r.s.List(ctx, namespace, opts...)
+	if err != nil {
+		return nil, err
+	}
+	out := objs[:0]
+	for _, obj := range objs {
+		if r.sel.Matches(labels.Set(obj.GetLabels())) {
+			out = append(out, obj)
+		}
+	}
+	return out, nil
 }
 
 // metadataReader serves a store's objects as PartialObjectMetadata.

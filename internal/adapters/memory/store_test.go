@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
@@ -45,6 +46,18 @@ func TestStoreContract(t *testing.T) {
 	t.Run("ChaosPods", func(t *testing.T) {
 		t.Parallel()
 		portstest.RunObjects(t, portstest.ChaosPods, fixture(portstest.ChaosPods))
+	})
+	// As the chaospod controller reads its Pods: narrowed by a label.
+	t.Run("PodsSelected", func(t *testing.T) {
+		t.Parallel()
+		sel, err := labels.Parse("app")
+		require.NoError(t, err)
+		portstest.RunObjects(t, portstest.Pods, func(*testing.T) portstest.Fixture[*corev1.Pod, *corev1.Pod] {
+			s := memory.NewStore[*corev1.Pod](portstest.Pods.GroupKind)
+			return portstest.Fixture[*corev1.Pod, *corev1.Pod]{
+				Namespace: "contract", Reader: s.Selected(sel), Writer: s, Other: s, Get: s.Get, Selector: sel,
+			}
+		})
 	})
 }
 
