@@ -225,3 +225,8 @@ verify: ## Fail when generated files are stale (regenerates into a temp copy and
 	stale=0; for f in $$(find api examples -name zz_generated.deepcopy.go); do \
 		if ! diff -u "$$tmp/api/$$f" "$$f"; then stale=1; cp "$$tmp/api/$$f" "$$f"; fi; done; \
 	if [ $$stale = 1 ]; then echo "deepcopy is stale: run make generate"; exit 1; fi
+
+.PHONY: test-alerts
+test-alerts: ## Check the alert rules and run their unit tests with promtool (Debian's, unpacked into bin/), and the dashboard's queries against the exported metrics.
+	@./hack/promtool.sh $(BIN)
+	go test -count=1 -run 'Promtool|Dashboard' ./test/docs/

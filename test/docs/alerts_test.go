@@ -282,20 +282,25 @@ func alertMentions(text string) []string {
 	return names
 }
 
-// The Prometheus kit, rendered with another namespace and name prefix (as
-// config/default is in test/e2e's TestDeployElsewhere), keeps no trace of
-// the default prefix, and its alerts select the job the ServiceMonitor
-// gives the metrics Service that config/default renders under that prefix.
+// The Prometheus kit and the Grafana dashboard, rendered with another
+// namespace and name prefix (as config/default is in test/e2e's
+// TestDeployElsewhere), keep no trace of the default prefix, and the
+// alerts select the job the ServiceMonitor gives the metrics Service that
+// config/default renders under that prefix.
 func TestAlertsFollowTheNamePrefix(t *testing.T) {
 	t.Parallel()
 	const ns, prefix = "acme-ops", "acme-"
 	config := filepath.Join(t.TempDir(), "config")
 	require.NoError(t, os.CopyFS(config, os.DirFS(filepath.Join(repoRoot(t), "config"))))
-	for _, dir := range []string{"default", "prometheus"} {
+	for _, dir := range []string{"default", "prometheus", "grafana"} {
 		setNamespaceAndPrefix(t, filepath.Join(config, dir, "kustomization.yaml"), ns, prefix)
 	}
 	kit, err := controlplane.Manifests(filepath.Join(config, "prometheus"))
 	require.NoError(t, err)
+	dashboard, err := controlplane.Manifests(filepath.Join(config, "grafana"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dashboard, "config/grafana renders the dashboard's ConfigMap")
+	kit = append(kit, dashboard...)
 	deployed, err := controlplane.Manifests(filepath.Join(config, "default"))
 	require.NoError(t, err)
 

@@ -11,11 +11,14 @@
 // budget; the CRD versions and rollout settings docs/upgrading.md gives;
 // a link to a heading that the page lacks; and the alerts: every rule of
 // config/prometheus/alerts.yaml has a runbook_url whose anchor is a
-// heading of docs/troubleshooting.md, and docs/deploying.md lists exactly
-// those rules. The tests that render config/ with kubectl (the kit under
-// another name prefix, the order config/default applies in, the
-// troubleshooting guide's scoping overlay) need `make tools`, as the rest
-// of the test tiers do.
+// heading of docs/troubleshooting.md, docs/deploying.md lists exactly
+// those rules, promtool checks them and runs the cases of
+// config/prometheus/alerts_test.yaml, which make each alert fire and leave
+// it silent, and every metric the rules and config/grafana's dashboard
+// query is one docs/reference.md lists. The tests that render config/ with
+// kubectl (the kit under another name prefix, the order config/default
+// applies in, the troubleshooting guide's scoping overlay) and those that
+// run promtool need `make tools`, as the rest of the test tiers do.
 //
 // Every ```go block of README.md and docs/*.md is type-checked against the
 // module's current API (codeblocks_test.go says how fragments are wrapped

@@ -214,7 +214,8 @@ func TestCertManagerOverlay(t *testing.T) {
 
 // The Prometheus kit renders (its CRDs are not installed here, so it is
 // decoded and cross-checked, not dry-run), and its ServiceMonitor selects
-// the metrics Service by a port that Service has.
+// the metrics Service by a port that Service has; config/grafana renders
+// the dashboard as a ConfigMap for Grafana's sidecar.
 func TestPrometheusKitRenders(t *testing.T) {
 	t.Parallel()
 	kit := render(t, "config", "prometheus")
@@ -243,11 +244,13 @@ func TestPrometheusKitRenders(t *testing.T) {
 	}
 	assert.Subset(t, alerts, []string{"HexagonalOperatorReconcileErrors", "HexagonalOperatorWorkQueueGrowing", "HexagonalOperatorWebhookSlow", "HexagonalOperatorNoLeader"})
 
-	cm := find(t, kit, "ConfigMap", "hexagonal-operator-grafana-dashboard")
+	cm := find(t, render(t, "config", "grafana"), "ConfigMap", "hexagonal-operator-grafana-dashboard")
+	assert.Equal(t, operatorNamespace, cm.GetNamespace())
+	assert.Equal(t, "1", cm.GetLabels()["grafana_dashboard"], "labeled for Grafana's dashboard sidecar")
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
-	file, err := os.ReadFile(repoPath(t, "config", "prometheus", "dashboard.json"))
+	file, err := os.ReadFile(repoPath(t, "config", "grafana", "hexagonal-operator.json"))
 	require.NoError(t, err)
-	require.JSONEq(t, string(file), data["dashboard.json"])
+	require.JSONEq(t, string(file), data["hexagonal-operator.json"])
 	var dash struct {
 		Panels []struct{ Title string } `json:"panels"`
 	}

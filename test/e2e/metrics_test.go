@@ -44,7 +44,7 @@ func kitMetrics(t *testing.T) map[string][]string {
 			add(r["expr"].(string), "alert "+r["alert"].(string))
 		}
 	}
-	data, err := os.ReadFile(repoPath(t, "config", "prometheus", "dashboard.json"))
+	data, err := os.ReadFile(repoPath(t, "config", "grafana", "hexagonal-operator.json"))
 	require.NoError(t, err)
 	var dash struct {
 		Panels []struct {
@@ -119,6 +119,6 @@ func TestAlertAndDashboardMetricsAreExported(t *testing.T) {
 			}
 		}
 		return len(missing) == 0
-	}, 30*time.Second, 500*time.Millisecond, "queried by config/prometheus, not exported: %v", &missing)
+	}, 30*time.Second, 500*time.Millisecond, "queried by config/prometheus or config/grafana, not exported: %v", &missing)
 	assert.Empty(t, missing)
 }
