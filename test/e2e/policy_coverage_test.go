@@ -251,7 +251,9 @@ func TestLeaseAndEventPoliciesNameEveryField(t *testing.T) {
 		chaospod.ReasonPodCreateFailed, chaospod.ReasonPodNotControlled, chaospod.ReasonUpdateFailed} {
 		assert.Contains(t, text["events"], "'"+reason+" ", "the events policy allows the domain's reason %s", reason)
 	}
-	for _, reason := range []string{chaosv1.ReasonPodRunning, chaosv1.ReasonPodReplacing, chaosv1.ReasonPodCreateFailed, chaosv1.ReasonPodNotControlled} {
+	for _, reason := range []string{chaosv1.ReasonPodRunning, chaosv1.ReasonPodPending, chaosv1.ReasonPodImagePullFailed, chaosv1.ReasonPodCrashLooping,
+		chaosv1.ReasonPodNotReady, chaosv1.ReasonPodFailed, chaosv1.ReasonPodSucceeded,
+		chaosv1.ReasonPodReplacing, chaosv1.ReasonPodCreateFailed, chaosv1.ReasonPodNotControlled} {
 		assert.Contains(t, text["self-confinement"], "'"+reason+"'", "self-confinement allows the Ready reason %s", reason)
 	}
 }

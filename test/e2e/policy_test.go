@@ -185,6 +185,7 @@ func TestOperatorIsConfinedByItsPolicy(t *testing.T) {
 		{"move a ChaosPod's stop", updateChaosPod(set("2030-01-01T00:00:00Z", "spec", "nextStop")), ""},
 		{"record a ChaosPod's run", updateChaosPod(set("2026-12-05T00:00:00Z", "status", "lastRun"), "status"), ""},
 		{"record a ChaosPod's Ready condition", updateChaosPod(set([]any{condition("Ready", "PodRunning")}, "status", "conditions"), "status"), ""},
+		{"record a ChaosPod's Ready condition for a crash-looping Pod", updateChaosPod(set([]any{condition("Ready", "PodCrashLooping")}, "status", "conditions"), "status"), ""},
 		{"record a ChaosPod's Ready condition with another reason", updateChaosPod(set([]any{condition("Ready", "Compromised")}, "status", "conditions"), "status"), confinementPolicy},
 		{"record another condition of a ChaosPod", updateChaosPod(set([]any{condition("Ready", "PodRunning"), condition("Hijacked", "PodRunning")}, "status", "conditions"), "status"), confinementPolicy},
 		{"change a ChaosPod's template", updateChaosPod(set([]any{map[string]any{"name": "pause", "image": "evil:latest"}}, "spec", "template", "spec", "containers")), confinementPolicy},

@@ -28,7 +28,7 @@ type ChaosPodStatus struct {
 	// +optional
 	LastRun *metav1.Time `json:"lastRun,omitempty"`
 
-	// Conditions hold Ready: True while the Pod runs its course, False
+	// Conditions hold Ready: True while the Pod runs and is ready, False
 	// with a reason that says why not (see the Reason constants of package
 	// v1). Each carries the generation it was computed for.
 	// +optional
