@@ -53,9 +53,10 @@ import (
 // [GroupPermissions] in [ManagerRole]: list and watch of every watched
 // kind, the verbs of its [Writes], update of the For kind's finalizers
 // when it creates or updates the objects it owns (their controller
-// reference blocks the owner's deletion), and the Events. The start-up
-// check asks for them and `manifests` renders them. A controller added
-// this way always runs: --controllers selects the operator's own.
+// reference blocks the owner's deletion), and the Events when its
+// constructor takes a ports.EventRecorder. The start-up check asks for
+// them and `manifests` renders them. A controller added this way always
+// runs: --controllers selects the operator's own.
 func Controller(name string, newReconciler any, opts ...ControllerOption) fx.Option {
 	spec := controllerSpec{name: name, workers: 1}
 	for _, o := range opts {
@@ -217,6 +218,9 @@ type controllerSpec struct {
 	name    string
 	watches []watch
 	workers int
+	// records tells whether the reconciler takes a ports.EventRecorder,
+	// and so needs the Events' permissions.
+	records bool
 }
 
 // watch is one kind a controller watches, and the reader and writer it
@@ -285,7 +289,10 @@ func offerReader[R cache.Object](w *watch, newResource func(*cache.Cache, dynami
 	w.newReader = func(c *cache.Cache, dyn dynamic.Interface) (ports.Reader[R], error) { return newResource(c, dyn) }
 }
 
-var reconcilerType = reflect.TypeFor[ports.Reconciler]()
+var (
+	reconcilerType    = reflect.TypeFor[ports.Reconciler]()
+	eventRecorderType = reflect.TypeFor[ports.EventRecorder]()
+)
 
 // check reports declaration mistakes with the controller's name, which fx
 // would otherwise report as a missing or doubly provided type deep in the
@@ -311,6 +318,7 @@ func (s *controllerSpec) check(newReconciler any) ([]any, error) {
 	} else {
 		for i := range t.NumIn() {
 			asked[t.In(i)] = true
+			s.records = s.records || t.In(i) == eventRecorderType
 			provider, err := s.offer(t.In(i))
 			errs = append(errs, err)
 			if provider != nil {
@@ -383,7 +391,8 @@ func (w watch) checkWrites(writerAsked bool) error {
 // permissions are what the controller's declaration uses: each watched
 // kind's list and watch, each declared write's verb, the For kind's
 // finalizers when the controller creates or updates a kind it owns
-// (through whichever watch's writer), and the Events.
+// (through whichever watch's writer), and the Events when the reconciler
+// takes a recorder.
 func (s *controllerSpec) permissions(cfg config.Config) []Permission {
 	var out []Permission
 	add := func(group, resource, why string, verbs ...string) {
@@ -435,7 +444,9 @@ func (s *controllerSpec) permissions(cfg config.Config) []Permission {
 			"the controller reference of each "+ownerRef+" it writes blocks the owner's deletion, which clusters with OwnerReferencesPermissionEnforcement allow only to whoever may update the owner's finalizers; nothing is written there",
 			"update")
 	}
-	add("events.k8s.io", "events", "its Events (client-go tools/events), patched into a series when one repeats", "create", "patch")
+	if s.records {
+		add("events.k8s.io", "events", "its Events (client-go tools/events), patched into a series when one repeats", "create", "patch")
+	}
 	return out
 }
 

@@ -143,29 +143,43 @@ func TestControllerPermissionsFollowTheDeclaration(t *testing.T) {
 	t.Parallel()
 	configMaps := corev1.SchemeGroupVersion.WithResource("configmaps")
 	secrets := corev1.SchemeGroupVersion.WithResource("secrets")
+	reads := func() (ports.Reconciler, error) { return &noop{}, nil }
+	records := func(ports.EventRecorder) (ports.Reconciler, error) { return &noop{}, nil }
+	writesConfigMaps := func(ports.Writer[*corev1.ConfigMap]) (ports.Reconciler, error) { return &noop{}, nil }
+	writesSecrets := func(ports.Writer[*corev1.Secret]) (ports.Reconciler, error) { return &noop{}, nil }
 	tests := []struct {
 		name  string
+		ctor  any
 		watch []app.ControllerOption
 		want  []string
 		not   []string
 	}{
 		{
 			name:  "reads only",
+			ctor:  reads,
 			watch: []app.ControllerOption{app.For[*corev1.Secret](secrets, app.WatchOnly())},
-			want:  []string{`list secrets in namespace "team"`, `watch secrets in namespace "team"`, `create events.k8s.io/events in namespace "team"`, `patch events.k8s.io/events in namespace "team"`},
-			not:   []string{"create secrets", "update secrets", "finalizers"},
+			want:  []string{`list secrets in namespace "team"`, `watch secrets in namespace "team"`},
+			not:   []string{"create secrets", "update secrets", "finalizers", "events"},
+		},
+		{
+			name:  "records Events",
+			ctor:  records,
+			watch: []app.ControllerOption{app.For[*corev1.Secret](secrets, app.WatchOnly())},
+			want:  []string{`create events.k8s.io/events in namespace "team"`, `patch events.k8s.io/events in namespace "team"`},
 		},
 		{
 			name: "For and Owns of one kind, the owned ones created and updated",
+			ctor: writesConfigMaps,
 			watch: []app.ControllerOption{
 				app.For[*corev1.ConfigMap](configMaps, app.WatchOnly()),
 				app.Owns[*corev1.ConfigMap](configMaps, app.Writes(app.Create, app.Update)),
 			},
 			want: []string{`create configmaps in namespace "team"`, `update configmaps in namespace "team"`, `update configmaps/finalizers in namespace "team"`},
-			not:  []string{"delete configmaps", "patch configmaps", "configmaps/status"},
+			not:  []string{"delete configmaps", "patch configmaps", "configmaps/status", "events"},
 		},
 		{
 			name: "For and Owns of one kind, written through the For watch's writer",
+			ctor: writesConfigMaps,
 			watch: []app.ControllerOption{
 				app.For[*corev1.ConfigMap](configMaps, app.Writes(app.Create, app.Delete)),
 				app.Owns[*corev1.ConfigMap](configMaps, app.WatchOnly()),
@@ -175,6 +189,7 @@ func TestControllerPermissionsFollowTheDeclaration(t *testing.T) {
 		},
 		{
 			name:  "status and metadata",
+			ctor:  writesSecrets,
 			watch: []app.ControllerOption{app.For[*corev1.Secret](secrets, app.Writes(app.UpdateStatus, app.PatchMetadata, app.Delete))},
 			want:  []string{`update secrets/status in namespace "team"`, `patch secrets in namespace "team"`, `delete secrets in namespace "team"`},
 			not:   []string{"create secrets", "update secrets in", "finalizers"},
@@ -183,11 +198,7 @@ func TestControllerPermissionsFollowTheDeclaration(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var ctor any = func() (ports.Reconciler, error) { return &noop{}, nil }
-			if len(tt.watch) > 1 || strings.Contains(tt.name, "status") {
-				ctor = writerOf(tt.name)
-			}
-			wants, err := app.RequiredAccess(parse(t, "--controllers=", "--namespace=team", "--metrics-secure=false"), app.Controller("mine", ctor, tt.watch...))
+			wants, err := app.RequiredAccess(parse(t, "--controllers=", "--namespace=team", "--metrics-secure=false"), app.Controller("mine", tt.ctor, tt.watch...))
 			require.NoError(t, err)
 			var got []string
 			for _, a := range wants {
@@ -203,15 +214,6 @@ func TestControllerPermissionsFollowTheDeclaration(t *testing.T) {
 			}
 		})
 	}
-}
-
-// writerOf is a reconciler constructor taking the writer of the kind the
-// test declares writes for.
-func writerOf(name string) any {
-	if strings.Contains(name, "status") {
-		return func(ports.Writer[*corev1.Secret]) (ports.Reconciler, error) { return &noop{}, nil }
-	}
-	return func(ports.Writer[*corev1.ConfigMap]) (ports.Reconciler, error) { return &noop{}, nil }
 }
 
 // The writer a reconciler gets makes only the writes its watch declares;
