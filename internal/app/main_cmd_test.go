@@ -25,7 +25,9 @@ func noGetenv(string) string { return "" }
 func TestMainReportsADeclarationMistakeInOneLine(t *testing.T) {
 	t.Parallel()
 	configMaps := corev1.SchemeGroupVersion.WithResource("configmaps")
-	takesWriter := func(ports.Reader[*corev1.ConfigMap], ports.Writer[*corev1.ConfigMap]) (ports.Reconciler, error) { return &noop{}, nil }
+	takesWriter := func(ports.Reader[*corev1.ConfigMap], ports.Writer[*corev1.ConfigMap]) (ports.Reconciler, error) {
+		return &noop{}, nil
+	}
 	validator := func() (ports.Validator[*corev1.ConfigMap], error) { return nil, nil }
 	tests := []struct {
 		name string
