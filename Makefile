@@ -3,7 +3,9 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 BIN        ?= $(CURDIR)/bin
-VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The version of the release under way (VERSION; CHANGELOG.md records the
+# released ones): in --version, the image tag and the chart's appVersion.
+VERSION    ?= $(shell cat $(CURDIR)/VERSION)
 LDFLAGS    := -s -w -X github.com/hexagonal-operator/operator/internal/version.Version=$(VERSION)
 # One build command for `make build` and the Dockerfile.
 GO_BUILD   := CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)"
@@ -155,6 +157,12 @@ MANIFESTS_ENV  := POD_NAMESPACE=system OPERATOR_WEBHOOK_SERVICE_NAME=webhook-ser
 	OPERATOR_VALIDATING_WEBHOOK_CONFIGURATION_NAME=validating-webhook-configuration \
 	OPERATOR_LEADER_ELECTION_ID=hexagonal-operator-leader OPERATOR_WEBHOOK_CERT_SECRET=hexagonal-operator-webhook-cert
 MANIFESTS_ARGS := --leader-elect --webhook-cert-mode=self
+
+.PHONY: release
+release: ## Write $(DIST)/install.yaml (config/default with the image $(IMG)) and $(DIST)/hexagonal-operator-$(VERSION).tgz (dist/chart, packaged at $(VERSION)) for the release VERSION names.
+	@$(MAKE) --no-print-directory build-installer
+	@test -x $(BIN)/helm || { echo "bin/helm is missing: run make tools"; exit 1; }
+	$(BIN)/helm package dist/chart --version $(VERSION) --app-version $(VERSION) --destination $(DIST)
 
 .PHONY: manifests
 manifests: generate ## Regenerate the CRDs, then config/rbac's roles, config/webhook and the CRD conversion patch from the operator's wiring (`operator manifests`), and the example's.
