@@ -53,12 +53,18 @@ func chaosPodOptions(cfg config.Config) fx.Option {
 	if cfg.Runs(config.ControllerChaosPod) {
 		opts = append(opts, Controller(config.ControllerChaosPod, chaospod.New,
 			For[*chaosv1.ChaosPod](chaosv1.GroupVersionResource, Writes(Update, UpdateStatus)),
-			Owns[*corev1.Pod](podsResource, MetadataOnly(), Trim(cache.WithoutLabels, cache.WithoutAnnotations), Writes(Create, Delete)),
+			// Its own Pods only, typed for their status, trimmed to what
+			// the reconciler reads: the replicaset controller's informer of
+			// every Pod holds their metadata, not their status.
+			Owns[*corev1.Pod](podsResource, Selector(chaospod.PodSelector()), Trim(chaosPodTrim), Writes(Create, Delete)),
 			Workers(cfg.ChaosPodWorkers),
 		))
 	}
 	return fx.Module("chaospod", opts...)
 }
+
+// chaosPodTrim is how the chaospod controller caches its Pods.
+var chaosPodTrim = cache.TrimOf("trimmed by chaospod.TrimPod", chaospod.TrimPod)
 
 // chaosPodCRDCheck fails start-up with one clear line when the ChaosPod
 // CRD is missing, instead of an informer that retries forever.

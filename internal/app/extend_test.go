@@ -182,10 +182,11 @@ func TestWatchOnlyLeavesTheReaderToTheOtherWatch(t *testing.T) {
 }
 
 // Every controller's watches pass through app.Sources, the seam tests
-// decorate; the operator's two controllers watch Pods the same way, so the
-// cache serves both from one informer, and a third controller that wanted
-// another form of Pods is refused rather than served a second informer.
-func TestSourcesSeesEveryWatchAndPodsAreCachedOnce(t *testing.T) {
+// decorate; the operator's two controllers watch Pods apart (every Pod's
+// metadata for the replicaset controller, the ChaosPods' Pods typed and
+// trimmed for the chaospod one), and a third controller that wanted every
+// Pod in another form is refused rather than served a third informer.
+func TestSourcesSeesEveryWatchAndPodsAreCachedTwiceAtMost(t *testing.T) {
 	t.Parallel()
 	var got []app.Watched
 	a := fx.New(

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
@@ -61,6 +63,11 @@ func TestChaosPodReadyIsKeptForEveryGenerationInBothVersions(t *testing.T) {
 
 	_, err := e.v2("ready").Create(ctx, chaosPodV2("runs", map[string]any{"interval": "10m"}), metav1.CreateOptions{})
 	require.NoError(t, err)
+	// No scheduler, no kubelet: the Pod is Pending, and Ready says so.
+	pending := waitReady(t, e.v2("ready"), "runs", "False", chaosv1.ReasonPodPending)
+	assert.Equal(t, "Pod runs is Pending: not scheduled to a node yet", pending["message"])
+	// Its status says it runs, as a kubelet would write it.
+	setPodRunning(t, e.cs, "ready", "runs")
 	cond := waitReady(t, e.v2("ready"), "runs", "True", chaosv1.ReasonPodRunning)
 	obj, err := e.v2("ready").Get(ctx, "runs", metav1.GetOptions{})
 	require.NoError(t, err)
@@ -155,9 +162,33 @@ func TestChaosPodRefusedPodIsReportedWithTheAPIServersReason(t *testing.T) {
 	e.waitPodCreates(t, "refused", true)
 	_, err = e.v1("refused").Patch(ctx, "chaos", types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"yes"}}}`), metav1.PatchOptions{})
 	require.NoError(t, err)
-	waitReady(t, e.v1("refused"), "chaos", "True", chaosv1.ReasonPodRunning)
+	waitReady(t, e.v1("refused"), "chaos", "False", chaosv1.ReasonPodPending)
 	_, err = e.cs.CoreV1().Pods("refused").Get(ctx, "chaos", metav1.GetOptions{})
 	assert.NoError(t, err)
+}
+
+// setPodRunning writes the status of the Pod ns/name as a kubelet does
+// once its containers run and are ready, through the status subresource.
+func setPodRunning(t *testing.T, cs kubernetes.Interface, ns, name string) {
+	t.Helper()
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod, err := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		pod.Status.Phase = corev1.PodRunning
+		pod.Status.Conditions = []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		}
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: pod.Spec.Containers[0].Name, Image: pod.Spec.Containers[0].Image, Ready: true,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		}}
+		_, err = cs.CoreV1().Pods(ns).UpdateStatus(context.Background(), pod, metav1.UpdateOptions{})
+		return err
+	}))
 }
 
 // waitPodCreates waits until the API server admits (or refuses) a Pod

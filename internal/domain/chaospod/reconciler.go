@@ -34,7 +34,7 @@ const (
 type Reconciler struct {
 	chaosPods ports.Reader[*chaosv1.ChaosPod]
 	chaosW    ports.Writer[*chaosv1.ChaosPod]
-	pods      ports.Reader[*metav1.PartialObjectMetadata]
+	pods      ports.Reader[*corev1.Pod]
 	podW      ports.Writer[*corev1.Pod]
 	events    ports.EventRecorder
 	clock     ports.Clock
@@ -46,9 +46,11 @@ type Reconciler struct {
 
 var _ ports.Reconciler = (*Reconciler)(nil)
 
-// New returns a Reconciler. Every dependency is required.
+// New returns a Reconciler. Every dependency is required. pods needs to
+// hold only the Pods [PodSelector] selects, and of each only what
+// [TrimPod] keeps.
 func New(chaosPods ports.Reader[*chaosv1.ChaosPod], chaosWriter ports.Writer[*chaosv1.ChaosPod],
-	pods ports.Reader[*metav1.PartialObjectMetadata], podWriter ports.Writer[*corev1.Pod],
+	pods ports.Reader[*corev1.Pod], podWriter ports.Writer[*corev1.Pod],
 	events ports.EventRecorder, clock ports.Clock,
 ) (*Reconciler, error) {
 	if chaosPods == nil || chaosWriter == nil || pods == nil || podWriter == nil || events == nil || clock == nil {
@@ -112,16 +114,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ports.Request) (ports.Re
 			fmt.Sprintf("Pod %s was stopped and is terminating; the next one starts once it is gone", key.Name)))
 	}
 	now := r.clock.Now()
-	if !recorded(cp, pod) {
-		return r.recordRun(ctx, cp, pod.CreationTimestamp, now)
-	}
-	if cp.Spec.NextStop == nil {
-		return r.recordRun(ctx, cp, pod.CreationTimestamp, now)
+	if !recorded(cp, pod) || cp.Spec.NextStop == nil {
+		return r.recordRun(ctx, cp, pod, now)
 	}
 	if wait := cp.Spec.NextStop.Sub(now); wait > 0 {
-		// Written only when the condition says otherwise, e.g. for a
-		// generation a user's edit made.
-		if err := r.setReady(ctx, cp, running(cp, cp.Spec.NextStop.Time)); err != nil {
+		// Written only when the condition says otherwise: the Pod's state
+		// changed (each change of its status brings a reconcile), or a
+		// user's edit made a generation. Whatever the Pod's state, it is
+		// stopped at nextStop.
+		if err := r.setReady(ctx, cp, podReady(cp, pod, cp.Spec.NextStop.Time)); err != nil {
 			return ports.Result{}, err
 		}
 		return ports.Result{RequeueAfter: wait}, nil
@@ -150,7 +151,7 @@ func (r *Reconciler) stopPod(ctx context.Context, key types.NamespacedName, uid 
 }
 
 // recorded reports whether status.lastRun already names pod's run.
-func recorded(cp *chaosv1.ChaosPod, pod *metav1.PartialObjectMetadata) bool {
+func recorded(cp *chaosv1.ChaosPod, pod *corev1.Pod) bool {
 	return cp.Status.LastRun != nil && cp.Status.LastRun.Equal(&pod.CreationTimestamp)
 }
 
@@ -159,20 +160,37 @@ func (r *Reconciler) startPod(ctx context.Context, cp *chaosv1.ChaosPod) (ports.
 	created, err := r.podW.Create(ctx, PodFor(cp))
 	switch {
 	case errors.Is(err, ports.ErrAlreadyExists):
-		// The cache has not seen it yet; its add event brings a retry.
-		return ports.Result{}, nil
+		return ports.Result{}, r.podUnseen(ctx, cp, err)
 	case errors.Is(err, ports.ErrInvalid), errors.Is(err, ports.ErrForbidden):
 		return ports.Result{}, r.createRefused(ctx, cp, err)
 	case err != nil:
 		return ports.Result{}, fmt.Errorf("create pod %s: %w", key, err)
 	}
 	r.events.Eventf(cp, ports.EventTypeNormal, ReasonPodCreated, "Create", "Created pod %s", key.Name)
-	return r.recordRun(ctx, cp, created.CreationTimestamp, r.clock.Now())
+	return r.recordRun(ctx, cp, created, r.clock.Now())
+}
+
+// podUnseen reports a create refused because a Pod of the ChaosPod's name
+// exists that the reader does not hold: it lacks [PodLabel] (another's
+// Pod, or one of the operator's whose label was taken off), or it was
+// created a moment ago and its add event, which brings the next
+// reconcile, is on its way. Ready=False and a Warning Event say so, and
+// the error is retried with back-off: no event of a Pod the reader does
+// not select says when it goes.
+func (r *Reconciler) podUnseen(ctx context.Context, cp *chaosv1.ChaosPod, err error) error {
+	msg := fmt.Sprintf("Pod %s exists and is not one this ChaosPod runs: it lacks the label %s=%s of the operator's Pods", cp.Name, PodLabel, cp.Name)
+	r.events.Eventf(cp, ports.EventTypeWarning, ReasonPodNotControlled, "Create", "%s", msg)
+	if serr := r.setReady(ctx, cp, ready(cp, metav1.ConditionFalse, chaosv1.ReasonPodNotControlled, msg)); serr != nil {
+		return serr
+	}
+	return fmt.Errorf("create pod %s/%s: %w", cp.Namespace, cp.Name, err)
 }
 
 // recordRun writes spec.nextStop (unless this run's stop is already there)
-// and status.lastRun = created, then requeues for the stop.
-func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, created metav1.Time, now time.Time) (ports.Result, error) {
+// and status.lastRun = pod's creation, with Ready as pod says, then
+// requeues for the stop.
+func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, pod *corev1.Pod, now time.Time) (ports.Result, error) {
+	created := pod.CreationTimestamp
 	interval := Interval(cp, r.coin)
 	next := cp.DeepCopy()
 	stop := ceilSecond(now.Add(interval))
@@ -191,7 +209,7 @@ func (r *Reconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, create
 	}
 	// One status write for both: the run and Ready for the generation the
 	// nextStop write made.
-	conds, same := withReady(next.Status.Conditions, running(next, stop), now)
+	conds, same := withReady(next.Status.Conditions, podReady(next, pod, stop), now)
 	if next.Status.LastRun == nil || !next.Status.LastRun.Equal(&created) || !same {
 		next.Status.LastRun = created.DeepCopy()
 		next.Status.Conditions = conds

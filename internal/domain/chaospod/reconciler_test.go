@@ -37,10 +37,37 @@ func newWorld(t *testing.T) *world {
 		events:    memory.NewEventRecorder(),
 	}
 	w.pods = memory.NewStore[*corev1.Pod](schema.GroupKind{Kind: "Pod"}).WithClock(w.clock)
-	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.pods.Metadata(), w.pods, w.events, w.clock)
+	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.podReader(), w.pods, w.events, w.clock)
 	require.NoError(t, err)
 	w.r = r
 	return w
+}
+
+// podReader reads the world's Pods as the operator's cache holds them for
+// the reconciler: only those chaospod.PodSelector selects, trimmed by
+// chaospod.TrimPod.
+func (w *world) podReader() ports.Reader[*corev1.Pod] {
+	return trimmedPods{w.pods.Selected(chaospod.PodSelector())}
+}
+
+// trimmedPods trims the copies a memory store hands out.
+type trimmedPods struct{ ports.Reader[*corev1.Pod] }
+
+func (r trimmedPods) Get(ctx context.Context, key types.NamespacedName) (*corev1.Pod, error) {
+	pod, err := r.Reader.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	chaospod.TrimPod(pod)
+	return pod, nil
+}
+
+func (r trimmedPods) List(ctx context.Context, namespace string, opts ...ports.ListOption) ([]*corev1.Pod, error) {
+	pods, err := r.Reader.List(ctx, namespace, opts...)
+	for _, p := range pods {
+		chaospod.TrimPod(p)
+	}
+	return pods, err
 }
 
 func chaosPod(interval string) *chaosv1.ChaosPod {
@@ -165,18 +192,39 @@ func TestConflictIsReturnedAndRetryKeepsUserEdits(t *testing.T) {
 	assert.Len(t, w.pods.All(), 1)
 }
 
+// A Pod of the ChaosPod's name that is not its own is never stopped nor
+// replaced: one with the operator's label is read and refused for good;
+// one without it is not read at all, its create refused, retried.
 func TestForeignPodIsLeftAlone(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
-	_, err := w.chaosPods.Create(context.Background(), chaosPod("5s"))
-	require.NoError(t, err)
-	_, err = w.pods.Create(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
-	require.NoError(t, err)
+	tests := []struct {
+		name     string
+		labels   map[string]string
+		terminal bool
+	}{
+		{"labeled as the operator's", map[string]string{chaospod.PodLabel: key.Name}, true},
+		{"unlabeled, so not read", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			_, err := w.chaosPods.Create(context.Background(), chaosPod("5s"))
+			require.NoError(t, err)
+			foreign, err := w.pods.Create(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, Labels: tt.labels}})
+			require.NoError(t, err)
 
-	_, err = w.r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
-	require.Error(t, err)
-	assert.True(t, ports.IsTerminal(err))
-	assert.Len(t, w.pods.All(), 1)
+			for range 2 {
+				w.clock.Advance(time.Minute)
+				_, err = w.r.Reconcile(context.Background(), ports.Request{NamespacedName: key})
+				require.Error(t, err)
+				assert.Equal(t, tt.terminal, ports.IsTerminal(err))
+			}
+			pods := w.pods.All()
+			require.Len(t, pods, 1)
+			assert.Equal(t, foreign.UID, pods[0].UID, "the same Pod, never stopped")
+		})
+	}
 }
 
 func TestUserMovedNextStopIsHonoured(t *testing.T) {
@@ -226,7 +274,7 @@ func TestStartWaitsForTheStopsInFlight(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	held := &heldDeletes{Writer: w.pods, deleting: make(chan struct{}, 1), release: make(chan struct{})}
-	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.pods.Metadata(), held, w.events, w.clock)
+	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.podReader(), held, w.events, w.clock)
 	require.NoError(t, err)
 	ctx := context.Background()
 	stopping := types.NamespacedName{Namespace: key.Namespace, Name: "stopping"}
@@ -268,7 +316,7 @@ func TestStopEventWaitsForTheOtherStopsInFlight(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	held := &heldDeletes{Writer: w.pods, hold: "slow", deleting: make(chan struct{}, 1), release: make(chan struct{})}
-	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.pods.Metadata(), held, w.events, w.clock)
+	r, err := chaospod.New(w.chaosPods, w.chaosPods, w.podReader(), held, w.events, w.clock)
 	require.NoError(t, err)
 	ctx := context.Background()
 	slow := types.NamespacedName{Namespace: key.Namespace, Name: "slow"}

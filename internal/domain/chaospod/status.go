@@ -32,7 +32,8 @@ func ready(cp *chaosv1.ChaosPod, status metav1.ConditionStatus, reason, message 
 	}
 }
 
-// running is Ready=True for the Pod that stops at stop.
+// running is Ready=True for a Pod that runs and is ready, stopped at
+// stop.
 func running(cp *chaosv1.ChaosPod, stop time.Time) metav1.Condition {
 	return ready(cp, metav1.ConditionTrue, chaosv1.ReasonPodRunning,
 		fmt.Sprintf("Pod %s runs until %s", cp.Name, stop.UTC().Format(time.RFC3339)))
