@@ -70,6 +70,11 @@
 //     every 2 min) and reads rss, VmRSS from /proc/<pid>/status, and heap,
 //     go_memstats_heap_inuse_bytes, right after it: the heap the process
 //     keeps, without garbage it happened not to have collected yet.
+//     With --memory-chaospods=M, M v1 ChaosPods living an hour are added,
+//     their Pods created by a first process running only the chaospod
+//     controller, and the measured process runs both controllers
+//     (chaospods is M): what the ChaosPods and the status of their Pods
+//     cost beside the ReplicaSets.
 //   - chaos: 100 v1 ChaosPods without nextStop, so the operator
 //     (--controllers=chaospod) gives each Pod a random 10 s or 20 s life
 //     (with --chaos-interval, v2 ChaosPods with that spec.stop.interval),
@@ -119,6 +124,8 @@
 //	--chaos-duration=60s      the chaos window
 //	--chaos-interval=0        the chaos Pods' life (v2 spec.stop.interval);
 //	                          0 for v1's random 10 s or 20 s
+//	--memory-chaospods=0      ChaosPods the memory workload adds, with the
+//	                          chaospod controller measured too
 //	--timeout=5m              how long a workload waits for convergence
 //	--scale=1                 multiplies every object and request count
 //	--warmup=true             one unmeasured run at a tenth of the scale first

@@ -49,6 +49,10 @@ func TestParseFlags(t *testing.T) {
 			assert.Equal(t, 2*time.Second, o.chaosInterval)
 		}},
 		{name: "a chaos interval under a second", args: []string{"--operator=" + a, "--chaos-interval=500ms"}, wantErr: "--chaos-interval"},
+		{name: "ChaosPods in the memory workload", args: []string{"--operator=" + a, "--workloads=memory", "--memory-chaospods=1000"}, check: func(t *testing.T, o options) {
+			assert.Equal(t, 1000, o.memoryChaosPods)
+		}},
+		{name: "a negative count of ChaosPods", args: []string{"--operator=" + a, "--memory-chaospods=-1"}, wantErr: "--memory-chaospods"},
 		{name: "an unknown workload", args: []string{"--operator=" + a, "--workloads=nonesuch"}, wantErr: "nonesuch"},
 	}
 	for _, tt := range tests {

@@ -25,9 +25,13 @@ type options struct {
 	// chaosInterval, when set, is the chaos workload's spec.stop.interval
 	// (v2 ChaosPods); zero leaves it to v1's random 10 s or 20 s.
 	chaosInterval time.Duration
-	timeout       time.Duration
-	scale         float64
-	warmup        bool
+	// memoryChaosPods, when set, is how many ChaosPods (each with its
+	// Pod) the memory workload adds (before --scale applies), with the
+	// chaospod controller running beside the replicaset one.
+	memoryChaosPods int
+	timeout         time.Duration
+	scale           float64
+	warmup          bool
 	// scaleN are the sizes of the scale workload, one measured point each
 	// (before --scale applies).
 	scaleN []scaleSize
@@ -104,6 +108,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&opts.runs, "runs", 1, "runs per workload (per binary with --ab); the median is printed")
 	fs.DurationVar(&opts.chaosDuration, "chaos-duration", 60*time.Second, "how long the chaos workload observes its ChaosPods")
 	fs.DurationVar(&opts.chaosInterval, "chaos-interval", 0, "the chaos workload's Pod life (v2 ChaosPods' spec.stop.interval, at least 1s); 0 for v1 ChaosPods and a random 10s or 20s")
+	fs.IntVar(&opts.memoryChaosPods, "memory-chaospods", 0, "ChaosPods (each with its Pod, living an hour) the memory workload adds to its ReplicaSets and Pods, measured with both controllers running; 0 for none and the replicaset controller alone")
 	fs.DurationVar(&opts.timeout, "timeout", 5*time.Minute, "how long a workload waits for the operator to converge before failing")
 	fs.Float64Var(&opts.scale, "scale", 1, "multiplies every object and request count (e.g. 0.1 for a quick check)")
 	fs.BoolVar(&opts.warmup, "warmup", true, "run each workload but scale (whose turns each start a control plane afresh) once at a tenth of its scale, unmeasured, before its measured runs")
@@ -149,6 +154,8 @@ func parseFlags(args []string) (options, error) {
 		return opts, errors.New("--chaos-duration must be at least 1s")
 	case opts.chaosInterval != 0 && opts.chaosInterval < time.Second:
 		return opts, errors.New("--chaos-interval must be 0 or at least 1s")
+	case opts.memoryChaosPods < 0:
+		return opts, errors.New("--memory-chaospods must be 0 or more")
 	case len(opts.scaleN) == 0 && slices.Contains(opts.workloads, "scale"):
 		return opts, errors.New("--scale-n names no count")
 	case opts.plot != "" && !slices.Contains(opts.workloads, "scale"):

@@ -9,6 +9,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 )
 
 // memorySettle is how long the operator idles after converging before its
@@ -29,9 +33,18 @@ const gcWait = 150 * time.Second
 // process starts afterwards and finds them all there. ready is its
 // process start to /readyz 200, labeled its start to the last label seen,
 // rss its resident set (VmRSS) once settled.
+//
+// With --memory-chaospods, that many v1 ChaosPods are created too, each
+// living an hour, and the first process runs their Pods; the measured one
+// then runs the chaospod controller beside the replicaset one, and caches
+// ChaosPods and their Pods as well.
 func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err error) {
 	const concurrency = 32
 	nRS, nPods := e.opts.n(1000), e.opts.n(5000)
+	nChaos := 0
+	if e.opts.memoryChaosPods > 0 {
+		nChaos = e.opts.n(e.opts.memoryChaosPods)
+	}
 	ns, cleanup, err := e.scratch(ctx, "memory", label)
 	if err != nil {
 		return nil, err
@@ -45,12 +58,19 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 	if _, err := e.seedPods(ctx, bin, "memory", ns, owners, nPods, concurrency); err != nil {
 		return nil, err
 	}
+	controllers := "replicaset"
+	if nChaos > 0 {
+		if err := e.seedChaosPods(ctx, bin, ns, nChaos, concurrency); err != nil {
+			return nil, err
+		}
+		controllers = "replicaset,chaospod"
+	}
 
 	lw, err := e.watchLabels(ctx, ns, nRS)
 	if err != nil {
 		return nil, err
 	}
-	op, err := e.startOperator(bin, "memory", "replicaset")
+	op, err := e.startOperator(bin, "memory", controllers)
 	if err != nil {
 		lw.stop()
 		return nil, err
@@ -69,14 +89,85 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 	if err != nil {
 		return nil, err
 	}
-	return result{
-		paramOf("rs", nRS),
-		paramOf("pods", nPods),
+	res := result{paramOf("rs", nRS), paramOf("pods", nPods)}
+	if nChaos > 0 {
+		res = append(res, paramOf("chaospods", nChaos))
+	}
+	return append(res,
 		durationOf("ready", ready),
 		durationOf("labeled", at.Sub(op.started)),
 		bytesOf("rss", rss),
 		bytesOf("heap", heap),
-	}, nil
+	), nil
+}
+
+// memoryChaosLife is the life of the memory workload's ChaosPods' Pods:
+// longer than any run, so that none is stopped while memory is measured.
+const memoryChaosLife = time.Hour
+
+// seedChaosPods creates n v1 ChaosPods in ns, their first stop set well
+// ahead so that none falls due during the run, while an operator process
+// (the chaospod controller) creates their Pods, and stops it once every
+// ChaosPod has recorded its Pod.
+func (e *env) seedChaosPods(ctx context.Context, bin, ns string, n, concurrency int) (err error) {
+	op, err := e.startOperator(bin, "memory-chaos-seed", "chaospod")
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, op.stop()) }()
+	if _, err := op.waitReady(ctx); err != nil {
+		return err
+	}
+	began := time.Now()
+	stop := metav1.NewTime(time.Now().Add(memoryChaosLife - 5*time.Minute).Truncate(time.Second))
+	err = parallel(ctx, n, concurrency, func(ctx context.Context, i int) error {
+		cp := &chaosv1.ChaosPod{
+			TypeMeta: metav1.TypeMeta{APIVersion: chaosv1.SchemeGroupVersion.String(), Kind: chaosv1.Kind},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("chaos-%05d", i),
+				Annotations: map[string]string{chaosv1.StopIntervalAnnotation: memoryChaosLife.String()}},
+			Spec: chaosv1.ChaosPodSpec{
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "chaos-bench"}}, Spec: podSpec()},
+				NextStop: &stop,
+			},
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cp)
+		if err != nil {
+			return fmt.Errorf("encode chaospod %s/%s: %w", ns, cp.Name, err)
+		}
+		if _, err := e.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("create chaospod %s/%s: %w", ns, cp.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	deadline := time.Now().Add(e.opts.timeout)
+	for {
+		list, err := e.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("list chaospods in %s: %w", ns, err)
+		}
+		running := 0
+		for _, item := range list.Items {
+			if lastRun, _, _ := unstructured.NestedString(item.Object, "status", "lastRun"); lastRun != "" {
+				running++
+			}
+		}
+		if running == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d chaospods in %s ran their Pod within %s", running, n, ns, e.opts.timeout)
+		}
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	logf("memory: %d chaospods running their Pods after %s", n, time.Since(began).Round(100*time.Millisecond))
+	return nil
 }
 
 // settledMemory idles memorySettle, waits for the operator's next garbage
