@@ -211,10 +211,11 @@ GREETING_API   := ./examples/greeting/api/...
 GREETING_CRD   := examples/greeting/config/crd
 
 .PHONY: generate
-generate: ## Regenerate deepcopy (api/..., examples/greeting/api/...) and the CRDs (config/crd/bases, examples/greeting/config/crd) with controller-gen.
+generate: ## Regenerate deepcopy (api/..., examples/greeting/api/...) and the CRDs (config/crd/bases and the chart's copy, examples/greeting/config/crd) with controller-gen.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=$(CRD_BASES)
 	$(CRD_TRIM) $(CRD_BASES)/*.yaml
+	cp $(CRD_BASES)/*.yaml dist/chart/files/crd/
 	$(CONTROLLER_GEN) object paths=$(GREETING_API)
 	$(CONTROLLER_GEN) crd paths=$(GREETING_API) output:crd:artifacts:config=$(GREETING_CRD)
 
