@@ -375,6 +375,17 @@ func containerProcess(podUID, cmd string) int {
 // client creates Pods, which both Pod webhooks (failurePolicy Fail) admit:
 // no admission may fail.
 func rolloutUnderPodCreation(ctx context.Context, t *testing.T, c *node.Cluster, cs kubernetes.Interface) {
+	underPodCreation(ctx, t, c, cs, "rollout restart", func() error {
+		_, err := c.Kubectl(ctx, "-n", opNamespace, "rollout", "restart", "deployment/"+opDeployment)
+		return err
+	})
+}
+
+// underPodCreation rolls the operator's Pods with roll (which changes the
+// Deployment's template) while a client creates Pods, which both Pod
+// webhooks (failurePolicy Fail) admit, and fails on any failed admission
+// from before the rollout until the old Pods are gone.
+func underPodCreation(ctx context.Context, t *testing.T, c *node.Cluster, cs kubernetes.Interface, what string, roll func() error) {
 	var created, failed atomic.Int64
 	var mu sync.Mutex
 	var failures []string
@@ -416,7 +427,7 @@ func rolloutUnderPodCreation(ctx context.Context, t *testing.T, c *node.Cluster,
 	time.Sleep(2 * time.Second) // some admissions before the rollout
 	before := created.Load()
 	began := time.Now()
-	if _, err := c.Kubectl(ctx, "-n", opNamespace, "rollout", "restart", "deployment/"+opDeployment); err != nil {
+	if err := roll(); err != nil {
 		close(stop)
 		wg.Wait()
 		t.Fatal(err)
@@ -459,8 +470,8 @@ func rolloutUnderPodCreation(ctx context.Context, t *testing.T, c *node.Cluster,
 	if err := cs.CoreV1().Pods(userNS).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=load"}); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("figure: rollout restart under Pod creation → rollout complete in %s, old Pods gone in %s; %d Pods admitted in that time, %d in all, each annotated by the webhook, %d failed admissions",
-		rollout.Round(100*time.Millisecond), oldGone.Round(100*time.Millisecond), during, created.Load(), failed.Load())
+	t.Logf("figure: %s under Pod creation → rollout complete in %s, old Pods gone in %s; %d Pods admitted in that time, %d in all, each annotated by the webhook, %d failed admissions",
+		what, rollout.Round(100*time.Millisecond), oldGone.Round(100*time.Millisecond), during, created.Load(), failed.Load())
 	if failed.Load() > 0 {
 		t.Errorf("%d Pod creations failed during the rollout; first: %s", failed.Load(), strings.Join(failures, " | "))
 	}
