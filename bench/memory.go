@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -60,7 +62,7 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 	}
 	controllers := "replicaset"
 	if nChaos > 0 {
-		if err := e.seedChaosPods(ctx, bin, ns, nChaos, concurrency); err != nil {
+		if err := e.seedChaosPods(ctx, bin, ns, nChaos, concurrency/2); err != nil {
 			return nil, err
 		}
 		controllers = "replicaset,chaospod"
@@ -134,10 +136,19 @@ func (e *env) seedChaosPods(ctx context.Context, bin, ns string, n, concurrency 
 		if err != nil {
 			return fmt.Errorf("encode chaospod %s/%s: %w", ns, cp.Name, err)
 		}
-		if _, err := e.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: u}, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("create chaospod %s/%s: %w", ns, cp.Name, err)
+		// A webhook call the seeding process's connection limits reset
+		// is the API server's error, not the ChaosPod's: create again.
+		for attempt := 1; ; attempt++ {
+			_, err := e.dyn.Resource(chaosv1.GroupVersionResource).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: u}, metav1.CreateOptions{})
+			switch {
+			case err == nil, apierrors.IsAlreadyExists(err):
+				return nil
+			case attempt < 5 && apierrors.IsInternalError(err) && strings.Contains(err.Error(), "failed calling webhook"):
+				time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+			default:
+				return fmt.Errorf("create chaospod %s/%s: %w", ns, cp.Name, err)
+			}
 		}
-		return nil
 	})
 	if err != nil {
 		return err
