@@ -26,7 +26,7 @@ build: ## Build the operator binary into bin/operator (static, version-stamped).
 	$(GO_BUILD) -o $(BIN)/operator ./cmd/operator
 
 .PHONY: tools
-tools: ## Build etcd, kube-apiserver, kube-controller-manager, kubectl and helm into bin/, and unpack promtool and prometheus from Debian's package (first time about 20 min on 2 cores).
+tools: ## Build etcd, kube-apiserver, kube-controller-manager, kubectl and helm into bin/, and unpack promtool and prometheus from Debian's package (first time about 15 min on 2 cores, and 3 more for helm).
 	@./test/tools/build.sh $(BIN)
 	@./hack/promtool.sh $(BIN)
 	@v=$$(awk '$$1 == "helm.sh/helm/v4" {print $$2}' hack/tools/go.mod); [ "$$($(BIN)/helm version --template '{{.Version}}' 2>/dev/null)" = "$$v" ] || { echo "tools: building helm $$v (hack/tools/go.mod)"; go build -modfile=$(CURDIR)/hack/tools/go.mod -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$$v" -o $(BIN)/helm helm.sh/helm/v4/cmd/helm; }
