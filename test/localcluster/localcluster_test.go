@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if left := children(); len(left) > 0 {
+	if left := controlplane.Children(); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left running after the tests: %s\n", strings.Join(left, ", "))
 		code = 1
 	}
@@ -307,17 +307,6 @@ func alive(ps []proc) []proc {
 	for _, p := range ps {
 		if _, state, start, ok := stat(p.pid); ok && state != "Z" && start == p.start {
 			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// children lists the live child processes of this test binary.
-func children() []string {
-	var out []string
-	for _, p := range descendants(os.Getpid()) {
-		if ppid, _, _, ok := stat(p.pid); ok && ppid == os.Getpid() {
-			out = append(out, p.String())
 		}
 	}
 	return out

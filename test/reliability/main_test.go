@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,35 +61,11 @@ type withoutChildren struct {
 func (w withoutChildren) Run() int {
 	code := w.m.Run()
 	w.cleanup()
-	if left := children(); len(left) > 0 {
+	if left := controlplane.Children(); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left running after the tests: %s\n", strings.Join(left, ", "))
 		return 1
 	}
 	return code
-}
-
-// children lists the live child processes of this test binary.
-func children() []string {
-	self := strconv.Itoa(os.Getpid())
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []string
-	for _, path := range stats {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(data)
-		end := strings.LastIndexByte(s, ')')
-		if end < 0 {
-			continue
-		}
-		fields := strings.Fields(s[end+1:])
-		if len(fields) > 1 && fields[1] == self && fields[0] != "Z" {
-			out = append(out, s[:end+1])
-		}
-	}
-	return out
 }
 
 // figure prints one measurement in the form the reports collect.
