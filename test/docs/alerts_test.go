@@ -143,20 +143,8 @@ func headingAnchors(text string) []string {
 	var (
 		anchors []string
 		seen    = map[string]int{}
-		fence   string
 	)
-	for _, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
-				fence = ""
-			}
-			continue
-		}
-		if f := fenceOf(trimmed); f != "" {
-			fence = f
-			continue
-		}
+	for _, line := range proseLines(text) {
 		level := len(line) - len(strings.TrimLeft(line, "#"))
 		if level == 0 || level > 6 || !strings.HasPrefix(line[level:], " ") {
 			continue

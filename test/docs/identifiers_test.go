@@ -3,6 +3,7 @@ package docs_test
 import (
 	"fmt"
 	"go/token"
+	"iter"
 	"maps"
 	"regexp"
 	"slices"
@@ -28,26 +29,38 @@ type nameUse struct {
 	pkg, ident string
 }
 
+// proseLines yields the lines of a markdown text outside its fenced
+// blocks, with their 1-based numbers.
+func proseLines(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fence := ""
+		for i, line := range strings.Split(text, "\n") {
+			trimmed := strings.TrimSpace(line)
+			if fence != "" {
+				if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+					fence = ""
+				}
+				continue
+			}
+			if f := fenceOf(trimmed); f != "" {
+				fence = f
+				continue
+			}
+			if !yield(i+1, line) {
+				return
+			}
+		}
+	}
+}
+
 // proseNames returns the qualified names of the code spans of a markdown
 // text outside its fenced blocks (the Go blocks are compiled whole).
 func proseNames(doc, text string) []nameUse {
 	var out []nameUse
-	fence := ""
-	for i, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
-				fence = ""
-			}
-			continue
-		}
-		if f := fenceOf(trimmed); f != "" {
-			fence = f
-			continue
-		}
+	for n, line := range proseLines(text) {
 		for _, span := range proseName.FindAllString(line, -1) {
 			for _, m := range qualified.FindAllStringSubmatch(span, -1) {
-				out = append(out, nameUse{doc: doc, line: i + 1, pkg: m[1], ident: m[2]})
+				out = append(out, nameUse{doc: doc, line: n, pkg: m[1], ident: m[2]})
 			}
 		}
 	}
