@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/operatortest"
 )
 
 // plainRulesFile is the name config/prometheus/alerts_test.yaml loads its
@@ -68,16 +69,7 @@ func promtool(t *testing.T, dir string, args ...string) (string, error) {
 // config/prometheus/alerts.yaml.
 func alertSpec(t *testing.T) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "prometheus", "alerts.yaml"))
-	require.NoError(t, err)
-	var rule struct {
-		Kind string         `json:"kind"`
-		Spec map[string]any `json:"spec"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &rule))
-	require.Equal(t, "PrometheusRule", rule.Kind)
-	require.Contains(t, rule.Spec, "groups", "config/prometheus/alerts.yaml has spec.groups")
-	return rule.Spec
+	return operatortest.PrometheusRuleSpec(t, filepath.Join(repoRoot(t), "config", "prometheus", "alerts.yaml"))
 }
 
 // writeRuleTest writes spec as a plain rules file beside a copy of

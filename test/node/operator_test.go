@@ -56,6 +56,7 @@ func TestOperatorOnANode(t *testing.T) {
 
 	ok := t.Run("user Deployment and ChaosPod", func(t *testing.T) { userWorkloads(ctx, t, cs, dyn) })
 	ok = ok && t.Run("metrics through the Service", func(t *testing.T) { metricsThroughService(ctx, t, c, cs) })
+	ok = ok && t.Run("Prometheus scrapes and alerts", func(t *testing.T) { prometheusScrapesAndAlerts(ctx, t, cs) })
 	ok = ok && t.Run("self-mode certificates through the Service", func(t *testing.T) { selfModeCertificates(ctx, t, c, cs, dyn) })
 	ok = ok && t.Run("leader Pod deleted", func(t *testing.T) { leaderPodDeleted(ctx, t, cs) })
 	ok = ok && t.Run("leader killed", func(t *testing.T) { leaderKilled(ctx, t, cs) })
