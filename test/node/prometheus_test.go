@@ -95,7 +95,7 @@ func prometheusScrapesAndAlerts(ctx context.Context, t *testing.T, cs kubernetes
 	tokenFile := prometheusIdentity(ctx, t, cs, dir)
 	rules := operatortest.PrometheusRulesFile(t, filepath.Join(root, "config", "prometheus", "alerts.yaml"), dir, "alerts.rules.yaml")
 	targetsFile := filepath.Join(dir, "targets.json")
-	discoverTargets(ctx, t, cs, monitor, targetsFile)
+	discoverTargets(ctx, t, cs, targetsFile)
 	cfg := prometheusConfig(t, monitor, tokenFile, targetsFile, rules)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "prometheus.yml"), cfg, 0o600))
 
@@ -329,7 +329,7 @@ func prometheusConfig(t *testing.T, m serviceMonitor, tokenFile, targetsFile, ru
 // (role endpointslice) finds in the operator's namespace: a target per
 // address and port of each EndpointSlice of each Service, with its meta
 // labels, those the ServiceMonitor's relabelings read among them.
-func discoverTargets(ctx context.Context, t *testing.T, cs kubernetes.Interface, m serviceMonitor, path string) {
+func discoverTargets(ctx context.Context, t *testing.T, cs kubernetes.Interface, path string) {
 	t.Helper()
 	type group struct {
 		Targets []string          `json:"targets"`
@@ -429,8 +429,10 @@ func startPrometheus(ctx context.Context, t *testing.T, dir string) *prometheus 
 	// Should the test binary die, Prometheus goes with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited closes when Prometheus has exited, waitErr then saying how.
+	var waitErr error
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -443,8 +445,7 @@ func startPrometheus(ctx context.Context, t *testing.T, dir string) *prometheus 
 	})
 	ready := eventually(ctx, 30*time.Second, 200*time.Millisecond, func() bool {
 		select {
-		case err := <-exited:
-			exited <- err
+		case <-exited:
 			return true
 		default:
 		}
@@ -456,9 +457,8 @@ func startPrometheus(ctx context.Context, t *testing.T, dir string) *prometheus 
 		return resp.StatusCode == http.StatusOK
 	})
 	select {
-	case err := <-exited:
-		exited <- err
-		require.Fail(t, "prometheus exited", "%v\n%s", err, p.log())
+	case <-exited:
+		require.Fail(t, "prometheus exited", "%v\n%s", waitErr, p.log())
 	default:
 	}
 	require.True(t, ready, "prometheus ready on %s\n%s", p.base, p.log())
