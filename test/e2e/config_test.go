@@ -32,29 +32,16 @@ import (
 	chaosv2 "github.com/hexagonal-operator/operator/api/chaos/v2"
 	"github.com/hexagonal-operator/operator/test/controlplane"
 	"github.com/hexagonal-operator/operator/test/operatorproc"
+	"github.com/hexagonal-operator/operator/test/operatortest"
 )
 
 // networkPolicyLine is config/default's opt-in line for config/network-policy.
 const networkPolicyLine = "#- ../network-policy"
 
-// copyConfig copies config/ into a temporary folder, replaces in
-// config/default/kustomization.yaml each key of edits (a whole line, found
-// exactly once) with its value, as a user edits it, and returns the copy's
-// config folder.
+// copyConfig is operatortest.CopyConfig of this repository's config/.
 func copyConfig(t *testing.T, edits map[string]string) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "config")
-	require.NoError(t, os.CopyFS(dst, os.DirFS(repoPath(t, "config"))))
-	path := filepath.Join(dst, "default", "kustomization.yaml")
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	text := string(data)
-	for old, repl := range edits {
-		require.Equal(t, 1, strings.Count(text, "\n"+old+"\n"), "config/default has the line %q once", old)
-		text = strings.Replace(text, "\n"+old+"\n", "\n"+repl+"\n", 1)
-	}
-	require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
-	return dst
+	return operatortest.CopyConfig(t, repoPath(t, "config"), edits)
 }
 
 // kustomizations lists the folders under root that hold a kustomization.

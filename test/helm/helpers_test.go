@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
+	"github.com/hexagonal-operator/operator/test/operatortest"
 )
 
 const (
@@ -155,23 +156,10 @@ func overlay(t *testing.T, folder string) []*unstructured.Unstructured {
 	return kustomize(t, dir)
 }
 
-// copyConfig copies config/ into a temporary folder with lines of
-// config/default/kustomization.yaml replaced, as a user changes them, and
-// returns the copy's config folder.
+// copyConfig is operatortest.CopyConfig of this repository's config/.
 func copyConfig(t *testing.T, edits map[string]string) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), "config")
-	require.NoError(t, os.CopyFS(dst, os.DirFS(repoPath(t, "config"))))
-	path := filepath.Join(dst, "default", "kustomization.yaml")
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	text := string(data)
-	for old, repl := range edits {
-		require.Equal(t, 1, strings.Count(text, "\n"+old+"\n"), "config/default has the line %q once", old)
-		text = strings.Replace(text, "\n"+old+"\n", "\n"+repl+"\n", 1)
-	}
-	require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
-	return dst
+	return operatortest.CopyConfig(t, repoPath(t, "config"), edits)
 }
 
 func without(objs []*unstructured.Unstructured, kind string) []*unstructured.Unstructured {
