@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,4 +33,15 @@ func Children() []string {
 		}
 	}
 	return out
+}
+
+// WithoutChildren is a test binary's exit code after its tests ended with
+// code: 1, with the leftovers named on stderr, when a child process
+// outlives them.
+func WithoutChildren(code int) int {
+	if left := Children(); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "processes left running after the tests: %s\n", strings.Join(left, ", "))
+		return 1
+	}
+	return code
 }

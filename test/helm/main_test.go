@@ -1,9 +1,7 @@
 package helm_test
 
 import (
-	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/hexagonal-operator/operator/test/controlplane"
@@ -12,10 +10,5 @@ import (
 // TestMain fails the package when any child process (helm, kubectl, etcd,
 // kube-apiserver) outlives the tests.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if left := controlplane.Children(); len(left) > 0 {
-		fmt.Fprintf(os.Stderr, "processes left running after the tests: %s\n", strings.Join(left, ", "))
-		code = 1
-	}
-	os.Exit(code)
+	os.Exit(controlplane.WithoutChildren(m.Run()))
 }

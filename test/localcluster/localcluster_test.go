@@ -49,11 +49,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "localcluster test setup: %v\n", err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	if left := controlplane.Children(); len(left) > 0 {
-		fmt.Fprintf(os.Stderr, "processes left running after the tests: %s\n", strings.Join(left, ", "))
-		code = 1
-	}
+	code := controlplane.WithoutChildren(m.Run())
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

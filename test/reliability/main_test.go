@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,11 +60,7 @@ type withoutChildren struct {
 func (w withoutChildren) Run() int {
 	code := w.m.Run()
 	w.cleanup()
-	if left := controlplane.Children(); len(left) > 0 {
-		fmt.Fprintf(os.Stderr, "processes left running after the tests: %s\n", strings.Join(left, ", "))
-		return 1
-	}
-	return code
+	return controlplane.WithoutChildren(code)
 }
 
 // figure prints one measurement in the form the reports collect.
