@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ import (
 
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/test/controlplane"
-	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
 // READY in `kubectl get chaos` is the Pod as a user reads it: False with
@@ -41,13 +39,7 @@ func TestChaosPodReadyIsThePodsState(t *testing.T) {
 	require.NoError(t, err)
 	operator, err := kubernetes.NewForConfig(saCfg)
 	require.NoError(t, err)
-	ports := operatorproc.FreePorts(t, 3)
-	certDir := t.TempDir()
-	_, err = cp.IssueServingCert(certDir)
-	require.NoError(t, err)
-	server := controlplane.WebhookServer{Host: "127.0.0.1:" + strconv.Itoa(ports[0]), CABundle: cp.CACert()}
-	_, err = cp.InstallCRDs(ctx, repoPath(t, "config", "crd"), &server)
-	require.NoError(t, err)
+	ports, certDir, _ := externalServing(t, cp)
 	startDeployedLike(t, nil, writeKubeconfig(t, saCfg), ports,
 		"--controllers=chaospod", "--webhook-cert-mode=external", "--webhook-cert-dir="+certDir)
 	// The template policy refuses the operator's Pods until the API server

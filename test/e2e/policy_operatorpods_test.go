@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,7 +23,6 @@ import (
 	chaosv1 "github.com/hexagonal-operator/operator/api/chaos/v1"
 	"github.com/hexagonal-operator/operator/internal/domain/chaospod"
 	"github.com/hexagonal-operator/operator/test/controlplane"
-	"github.com/hexagonal-operator/operator/test/operatorproc"
 )
 
 const (
@@ -91,13 +89,7 @@ func TestOperatorCreatesOnlyPodsOfExistingChaosPods(t *testing.T) {
 	operator, err := kubernetes.NewForConfig(saCfg)
 	require.NoError(t, err)
 
-	ports := operatorproc.FreePorts(t, 3)
-	certDir := t.TempDir()
-	_, err = cp.IssueServingCert(certDir)
-	require.NoError(t, err)
-	server := controlplane.WebhookServer{Host: "127.0.0.1:" + strconv.Itoa(ports[0]), CABundle: cp.CACert()}
-	_, err = cp.InstallCRDs(ctx, repoPath(t, "config", "crd"), &server)
-	require.NoError(t, err)
+	ports, certDir, server := externalServing(t, cp)
 	_, err = cp.InstallWebhooks(ctx, repoPath(t, "config", "default"), server)
 	require.NoError(t, err)
 	p := startDeployedLike(t, nil, writeKubeconfig(t, saCfg), ports, "--webhook-cert-mode=external", "--webhook-cert-dir="+certDir)

@@ -157,6 +157,23 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
 	return path
 }
 
+// externalServing readies a run of the binary with external
+// certificates: three free ports (webhook, metrics, probes), a serving
+// certificate issued by the control plane's CA in a new folder, and the
+// CRDs of config/crd installed with their conversion calling the first
+// port. It returns the ports, the folder and that webhook server.
+func externalServing(t *testing.T, cp *controlplane.ControlPlane) ([]int, string, controlplane.WebhookServer) {
+	t.Helper()
+	ports := operatorproc.FreePorts(t, 3)
+	certDir := t.TempDir()
+	_, err := cp.IssueServingCert(certDir)
+	require.NoError(t, err)
+	server := controlplane.WebhookServer{Host: "127.0.0.1:" + strconv.Itoa(ports[0]), CABundle: cp.CACert()}
+	_, err = cp.InstallCRDs(context.Background(), repoPath(t, "config", "crd"), &server)
+	require.NoError(t, err)
+	return ports, certDir, server
+}
+
 // startDeployedLike runs the binary with kubeconfig the way config/manager
 // does (leader election, POD_NAMESPACE, secure metrics, every controller),
 // on ports (webhook, metrics, health), and waits for /readyz. The caller
@@ -263,13 +280,7 @@ func TestRBACIsExactlyWhatTheOperatorUses(t *testing.T) {
 	// first: the chaospod controller refuses to start without it.
 	// Informers list then watch, as against API servers without streaming
 	// lists (client-go falls back to that); phase 2 streams.
-	ports := operatorproc.FreePorts(t, 3)
-	certDir := t.TempDir()
-	_, err = cp.IssueServingCert(certDir)
-	require.NoError(t, err)
-	server := controlplane.WebhookServer{Host: "127.0.0.1:" + strconv.Itoa(ports[0]), CABundle: cp.CACert()}
-	_, err = cp.InstallCRDs(ctx, repoPath(t, "config", "crd"), &server)
-	require.NoError(t, err)
+	ports, certDir, server := externalServing(t, cp)
 	// From config/default, so the configurations carry the names the
 	// self-mode rules allow.
 	_, err = cp.InstallWebhooks(ctx, repoPath(t, "config", "default"), server)
