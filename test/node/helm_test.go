@@ -2,7 +2,6 @@ package node_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -30,18 +29,7 @@ const chartRelease = "hexagonal-operator"
 // none of whose admissions may fail, and helm uninstall removes the
 // operator and keeps the CRD.
 func TestOperatorFromTheHelmChart(t *testing.T) {
-	c := node.StartT(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	cs := c.Clientset()
-	dyn, err := dynamic.NewForConfig(c.CP.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	operatorBin := filepath.Join(c.Bin, "operator")
-	if err := c.ImportImage(ctx, "operator", func(context.Context) (node.Image, error) { return node.OperatorImage(operatorBin) }); err != nil {
-		t.Fatalf("%v (make test-node runs make build first)", err)
-	}
+	c, ctx, cs, dyn := nodeWithOperatorImage(t, 20*time.Minute)
 	repository, tag, _ := strings.Cut(node.OperatorIMG, ":")
 
 	began := time.Now()

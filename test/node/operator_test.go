@@ -28,14 +28,14 @@ const (
 	userNS       = "shop"
 )
 
-// TestOperatorOnANode deploys the operator's image with `make deploy` onto
-// a real node and runs the scenarios against it in order, then removes it
-// with `make undeploy`. Each step prints its figure.
-func TestOperatorOnANode(t *testing.T) {
+// nodeWithOperatorImage starts a node cluster with bin/operator's image
+// imported as node.OperatorIMG, and returns it with a context ending
+// after timeout (or with the test) and its admin clients.
+func nodeWithOperatorImage(t *testing.T, timeout time.Duration) (*node.Cluster, context.Context, kubernetes.Interface, dynamic.Interface) {
+	t.Helper()
 	c := node.StartT(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
-	defer cancel()
-	cs := c.Clientset()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
 	dyn, err := dynamic.NewForConfig(c.CP.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +44,14 @@ func TestOperatorOnANode(t *testing.T) {
 	if err := c.ImportImage(ctx, "operator", func(context.Context) (node.Image, error) { return node.OperatorImage(operatorBin) }); err != nil {
 		t.Fatalf("%v (make test-node runs make build first)", err)
 	}
+	return c, ctx, c.Clientset(), dyn
+}
+
+// TestOperatorOnANode deploys the operator's image with `make deploy` onto
+// a real node and runs the scenarios against it in order, then removes it
+// with `make undeploy`. Each step prints its figure.
+func TestOperatorOnANode(t *testing.T) {
+	c, ctx, cs, dyn := nodeWithOperatorImage(t, 25*time.Minute)
 
 	began := time.Now()
 	if out, err := c.Make(ctx, "deploy"); err != nil {

@@ -77,17 +77,12 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, releases, "CHANGELOG.md records no release to upgrade from")
 	prev := releases[0]
-	c := node.StartT(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
-	defer cancel()
-	cs := c.Clientset()
-	dyn, err := dynamic.NewForConfig(c.CP.Config)
-	require.NoError(t, err)
+	c, ctx, cs, dyn := nodeWithOperatorImage(t, 25*time.Minute)
 
 	upgrade := docSteps(t, root, "# from "+prev.Version+" to "+current)
 	downgrade := docSteps(t, root, "# from "+current+" back to "+prev.Version)
 
-	// The previous release's tree, binary and image, and this commit's.
+	// The previous release's tree, binary and image (this commit's image came with the node).
 	began := time.Now()
 	oldTree := releaseTree(ctx, t, root, prev)
 	_, err = makeIn(ctx, c, oldTree, 10*time.Minute, "build", "VERSION="+prev.Version)
@@ -98,9 +93,6 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 		img.Ref = imageRef(oldIMG)
 		return img, err
 	}))
-	require.NoError(t, c.ImportImage(ctx, "operator", func(context.Context) (node.Image, error) {
-		return node.OperatorImage(filepath.Join(c.Bin, "operator"))
-	}), "make test-node runs make build first")
 	t.Logf("figure: release %s (commit %s) built from its tree and imported as %s in %s", prev.Version, prev.Commit[:12], oldIMG, time.Since(began).Round(100*time.Millisecond))
 
 	// The previous release, deployed with its own make deploy.
