@@ -195,6 +195,7 @@ func (o options) n(base int) int { return max(1, int(float64(base)*o.scale)) }
 
 func run(ctx context.Context, opts options) error {
 	began := time.Now()
+	fmt.Println(headerOf(opts.command))
 	e, err := startEnv(ctx, opts)
 	if err != nil {
 		return err
@@ -204,6 +205,10 @@ func run(ctx context.Context, opts options) error {
 	binaries := []struct{ label, path string }{{"A", opts.operator}}
 	for i, path := range opts.ab {
 		binaries = append(binaries, struct{ label, path string }{string(rune('B' + i)), path})
+	}
+	rep := &report{}
+	for _, b := range binaries {
+		rep.labels = append(rep.labels, b.label)
 	}
 	if len(binaries) > 1 {
 		names := make([]string, len(binaries))
@@ -259,6 +264,7 @@ func run(ctx context.Context, opts options) error {
 				return fmt.Errorf("%s: %w", w.name, err)
 			}
 		}
+		rep.add(w.name, medians)
 		if w.size.replicaSets > 0 {
 			for b := range binaries {
 				scalePoints[b] = append(scalePoints[b], medians[b])
@@ -288,6 +294,7 @@ func run(ctx context.Context, opts options) error {
 		}
 		logf("%s: done in %s", w.name, time.Since(wBegan).Round(100*time.Millisecond))
 	}
+	fmt.Print("\n" + rep.markdown())
 	logf("all done in %s", time.Since(began).Round(time.Second))
 	return nil
 }
