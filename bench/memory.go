@@ -34,12 +34,15 @@ const gcWait = 150 * time.Second
 // is written yet) serves those while they are created; the measured
 // process starts afterwards and finds them all there. ready is its
 // process start to /readyz 200, labeled its start to the last label seen,
-// rss its resident set (VmRSS) once settled.
+// rss its resident set (VmRSS) once settled. Then what the process caches
+// is checked (see verifyCached): cached-rs and cached-pods are the
+// ReplicaSets and Pods its informers hold, at least those created here
+// and no more than the cluster has.
 //
 // With --memory-chaospods, that many v1 ChaosPods are created too, each
 // living an hour, and the first process runs their Pods; the measured one
 // then runs the chaospod controller beside the replicaset one, and caches
-// ChaosPods and their Pods as well.
+// ChaosPods (cached-chaospods) and their Pods as well.
 func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err error) {
 	const concurrency = 32
 	nRS, nPods := e.opts.n(1000), e.opts.n(5000)
@@ -91,16 +94,31 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 	if err != nil {
 		return nil, err
 	}
+	// Every ChaosPod's Pod is a Pod too, cached with the ReplicaSets'.
+	created := map[string]int{"ReplicaSet": nRS, "Pod": nPods + nChaos}
+	if nChaos > 0 {
+		created[chaosv1.Kind] = nChaos
+	}
+	cached, err := e.verifyCached(ctx, op, binaryName(bin, label), created)
+	if err != nil {
+		return nil, err
+	}
 	res := result{paramOf("rs", nRS), paramOf("pods", nPods)}
 	if nChaos > 0 {
 		res = append(res, paramOf("chaospods", nChaos))
 	}
-	return append(res,
+	res = append(res,
 		durationOf("ready", ready),
 		durationOf("labeled", at.Sub(op.started)),
 		bytesOf("rss", rss),
 		bytesOf("heap", heap),
-	), nil
+		countOf("cached-rs", cached["ReplicaSet"]),
+		countOf("cached-pods", cached["Pod"]),
+	)
+	if nChaos > 0 {
+		res = append(res, countOf("cached-chaospods", cached[chaosv1.Kind]))
+	}
+	return res, nil
 }
 
 // memoryChaosLife is the life of the memory workload's ChaosPods' Pods:

@@ -185,18 +185,9 @@ func (op *operator) rss() (int64, error) {
 
 // metric returns the value of an unlabeled metric from /metrics.
 func (op *operator) metric(ctx context.Context, name string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, op.metrics+"/metrics", nil)
+	body, err := op.scrape(ctx)
 	if err != nil {
 		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("scrape operator metrics: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, fmt.Errorf("scrape operator metrics: %w", err)
 	}
 	for line := range bytes.Lines(body) {
 		if rest, ok := bytes.CutPrefix(line, []byte(name+" ")); ok {
@@ -208,6 +199,36 @@ func (op *operator) metric(ctx context.Context, name string) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("metric %s not exported", name)
+}
+
+// scrape returns the body of /metrics, in the text exposition format.
+func (op *operator) scrape(ctx context.Context) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, op.metrics+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape operator metrics: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("scrape operator metrics: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scrape operator metrics: %s: %s", resp.Status, bytes.TrimSpace(body))
+	}
+	return body, nil
+}
+
+// binaryName names the binary bin measured under label (A, B, …; empty
+// with one binary) in errors.
+func binaryName(bin, label string) string {
+	if label == "" {
+		return bin
+	}
+	return label + " (" + bin + ")"
 }
 
 // tail returns at most the last n lines of the operator's log.

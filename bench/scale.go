@@ -44,9 +44,12 @@ import (
 // the N label PATCHes and N Labeled Events sent straight to the API
 // server as rs-backlog sends them; ratio = written / ceiling. rss and heap
 // are read as the memory workload reads them, once settled; per-object is
-// heap / (N + pods), the cached ReplicaSets and Pods together. op-cpu and
-// cp-cpu are from process start until written.
-func runScale(ctx context.Context, e *env, bin, _ string, size scaleSize) (result, error) {
+// heap / (N + pods), the cached ReplicaSets and Pods together. cached-rs
+// and cached-pods are what the settled process's informers hold, checked
+// as the memory workload checks them (all N and pods at least, no more
+// than the cluster has). op-cpu and cp-cpu are from process start until
+// written.
+func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (result, error) {
 	const patchConcurrency = 32
 	seed, err := e.seedScale(ctx, scaleSize{replicaSets: e.opts.n(size.replicaSets), podsPer: size.podsPer})
 	if err != nil {
@@ -61,7 +64,7 @@ func runScale(ctx context.Context, e *env, bin, _ string, size scaleSize) (resul
 	}
 	var r result
 	err = e.restored(ctx, seed, func(e *env) (err error) {
-		r, err = e.scaleTurn(ctx, bin, seed, ceiling)
+		r, err = e.scaleTurn(ctx, bin, label, seed, ceiling)
 		return err
 	})
 	return r, err
@@ -69,7 +72,7 @@ func runScale(ctx context.Context, e *env, bin, _ string, size scaleSize) (resul
 
 // scaleTurn measures bin against the seeded objects, on a control plane
 // restored from them.
-func (e *env) scaleTurn(ctx context.Context, bin string, seed scaleSeed, ceiling time.Duration) (_ result, err error) {
+func (e *env) scaleTurn(ctx context.Context, bin, label string, seed scaleSeed, ceiling time.Duration) (_ result, err error) {
 	ns, n, pods := seed.ns, seed.replicaSets, seed.pods()
 	// The restored API server fills its watch cache from etcd; the creates
 	// would have left it full, so the timed list comes second.
@@ -127,6 +130,10 @@ func (e *env) scaleTurn(ctx context.Context, bin string, seed scaleSeed, ceiling
 	if err != nil {
 		return nil, err
 	}
+	cached, err := e.verifyCached(ctx, op, binaryName(bin, label), map[string]int{"ReplicaSet": n, "Pod": pods})
+	if err != nil {
+		return nil, err
+	}
 	labeled := at.Sub(op.started)
 	written := max(labeled, writtenAt.Sub(op.started))
 	return append(result{
@@ -143,6 +150,8 @@ func (e *env) scaleTurn(ctx context.Context, bin string, seed scaleSeed, ceiling
 		bytesOf("rss", rss),
 		bytesOf("heap", heap),
 		sizeOf("per-object", float64(heap)/float64(n+pods)),
+		countOf("cached-rs", cached["ReplicaSet"]),
+		countOf("cached-pods", cached["Pod"]),
 	}, spent...), nil
 }
 
