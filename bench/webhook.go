@@ -11,7 +11,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
@@ -53,8 +52,11 @@ func runWebhookMutate(ctx context.Context, e *env, bin, _ string) (result, error
 	if err != nil {
 		return nil, err
 	}
-	if stats.denied > 0 {
-		return nil, fmt.Errorf("%d of %d mutations denied", stats.denied, n)
+	if err := checkVerdicts("operator", stats.denied, allowAll); err != nil {
+		return nil, err
+	}
+	if err := checkVerdicts("echo", echo.denied, allowAll); err != nil {
+		return nil, err
 	}
 	return append(result{
 		paramOf("n", n),
@@ -80,11 +82,12 @@ func echoFigures(op, echo reviewStats) []figure {
 
 // webhook-validate: the same on the validating path; every 10th Pod lacks
 // the annotation and must be denied, so both verdicts are exercised (the
-// echo allows them all).
+// echo allows them all). Each review's verdict is checked, not only how
+// many were denied.
 func runWebhookValidate(ctx context.Context, e *env, bin, _ string) (result, error) {
 	n := e.opts.n(20000)
 	stats, echo, err := e.postReviews(ctx, bin, podValidatePath, n, func(i int) map[string]string {
-		if i%10 == 9 {
+		if validateDenies(i) {
 			return map[string]string{"team": "bench"}
 		}
 		return map[string]string{"team": "bench", podAnnotation: podAnnotationValue}
@@ -92,22 +95,66 @@ func runWebhookValidate(ctx context.Context, e *env, bin, _ string) (result, err
 	if err != nil {
 		return nil, err
 	}
-	if want := n / 10; stats.denied != want {
-		return nil, fmt.Errorf("%d of %d reviews denied, want exactly the %d without the annotation", stats.denied, n, want)
+	if err := checkVerdicts("operator", stats.denied, validateDenies); err != nil {
+		return nil, err
+	}
+	if err := checkVerdicts("echo", echo.denied, allowAll); err != nil {
+		return nil, err
 	}
 	return append(result{
 		paramOf("n", n),
 		durationOf("p50", percentile(stats.latencies, 50)),
 		durationOf("p99", percentile(stats.latencies, 99)),
 		rateOf("rate", n, stats.took),
-		countOf("denied", stats.denied),
+		countOf("denied", stats.deniedCount()),
 	}, echoFigures(stats, echo)...), nil
 }
+
+// validateDenies says whether the validating webhook must deny review i:
+// every 10th Pod of webhook-validate lacks the annotation.
+func validateDenies(i int) bool { return i%10 == 9 }
+
+// allowAll is the verdicts of the mutating webhook, and of the echo on
+// either path: every review allowed.
+func allowAll(int) bool { return false }
+
+// checkVerdicts fails naming the first review whose verdict in denied
+// (indexed by review) is not the one wantDenied gives it; who names the
+// webhook that answered.
+func checkVerdicts(who string, denied []bool, wantDenied func(i int) bool) error {
+	for i, got := range denied {
+		if want := wantDenied(i); got != want {
+			return fmt.Errorf("%s: review %s (%d of %d) %s, want it %s", who, reviewUID(i), i, len(denied), verdict(got), verdict(want))
+		}
+	}
+	return nil
+}
+
+func verdict(denied bool) string {
+	if denied {
+		return "denied"
+	}
+	return "allowed"
+}
+
+// reviewUID is the uid of review i, which its answer must carry.
+func reviewUID(i int) string { return fmt.Sprintf("bench-%06d", i) }
 
 type reviewStats struct {
 	latencies []time.Duration
 	took      time.Duration
-	denied    int
+	// denied holds every review's verdict, by review: true for a denial.
+	denied []bool
+}
+
+func (s reviewStats) deniedCount() int {
+	n := 0
+	for _, d := range s.denied {
+		if d {
+			n++
+		}
+	}
+	return n
 }
 
 // postReviews starts an operator, encodes n reviews up front (so the
@@ -118,7 +165,7 @@ type reviewStats struct {
 func (e *env) postReviews(ctx context.Context, bin, path string, n int, annotations func(i int) map[string]string) (op, echo reviewStats, err error) {
 	bodies := make([][]byte, n)
 	for i := range n {
-		if bodies[i], err = podReview(fmt.Sprintf("bench-%06d", i), annotations(i)); err != nil {
+		if bodies[i], err = podReview(reviewUID(i), annotations(i)); err != nil {
 			return op, echo, err
 		}
 	}
@@ -163,26 +210,31 @@ func (e *env) load(ctx context.Context, path string, bodies [][]byte) (reviewSta
 
 	warm := webhookConcurrency * 4
 	if err := parallel(ctx, warm, webhookConcurrency, func(ctx context.Context, i int) error {
-		_, err := postReview(ctx, client, url, bodies[i%n], fmt.Sprintf("bench-%06d", i%n))
+		_, err := postReview(ctx, client, url, bodies[i%n], reviewUID(i%n))
 		return err
 	}); err != nil {
 		return reviewStats{}, fmt.Errorf("warm up %s: %w", path, err)
 	}
 
-	stats := reviewStats{latencies: make([]time.Duration, n)}
+	// uids are made before the timing, and every worker writes only its
+	// reviews' slots of the preallocated slices, so keeping each verdict
+	// costs the timed loop one store.
+	uids := make([]string, n)
+	for i := range uids {
+		uids[i] = reviewUID(i)
+	}
+	stats := reviewStats{latencies: make([]time.Duration, n), denied: make([]bool, n)}
 	patches := make([][]byte, n) // the sampled mutate answers' patches
-	var denied atomic.Int64
 	began := time.Now()
 	err = parallel(ctx, n, webhookConcurrency, func(ctx context.Context, i int) error {
 		start := time.Now()
-		resp, err := postReview(ctx, client, url, bodies[i], fmt.Sprintf("bench-%06d", i))
+		resp, err := postReview(ctx, client, url, bodies[i], uids[i])
 		stats.latencies[i] = time.Since(start)
 		if err != nil {
 			return err
 		}
-		if !resp.Allowed {
-			denied.Add(1)
-		} else if path == podMutatePath {
+		stats.denied[i] = !resp.Allowed
+		if resp.Allowed && path == podMutatePath {
 			if len(resp.Patch) == 0 || resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
 				return fmt.Errorf("review %d: allowed without a JSON patch", i)
 			}
@@ -193,7 +245,6 @@ func (e *env) load(ctx context.Context, path string, bodies [][]byte) (reviewSta
 		return nil
 	})
 	stats.took = time.Since(began)
-	stats.denied = int(denied.Load())
 	if err != nil {
 		return stats, err
 	}
