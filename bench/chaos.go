@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,13 +29,19 @@ const chaosGrace = 2 * time.Second
 
 // chaos: v1 ChaosPods without a nextStop, so the operator gives each Pod a
 // random 10 s or 20 s life (or, with --chaos-interval, v2 ChaosPods with
-// that spec.stop.interval), watched for --chaos-duration. created and
-// deleted are Pod watch events per second in the window. Every stop due
-// in the window (each spec.nextStop up to its end that a ChaosPod carried
-// once a Pod was started for it: the defaulter's nextStop at creation is
-// replaced when the first Pod starts) must be observed: the watches read on after the window until
-// each is, for up to --timeout, and fail naming how many never were; one
-// at least must fall due. For every deletion seen in the window, and every
+// that spec.stop.interval), watched for --chaos-duration. deleted is Pod
+// deletions per second in the window. Every stop due in the window (each
+// spec.nextStop up to its end that a ChaosPod carried once a Pod was
+// started for it: the defaulter's nextStop at creation is replaced when
+// the first Pod starts) must be observed: the watches read on after the
+// window until each is, for up to --timeout, and fail naming how many
+// never were; one at least must fall due. Every Pod stopped by then must
+// be replaced too (the watches read on until it is), and the Pod watch
+// must show the creations the ChaosPod controller's rule asks for, no
+// more and no fewer (see creations): created is how many the window's
+// schedule required, one per ChaosPod and one after each stop due in the
+// window, the same for any two binaries doing the same work. For every
+// deletion seen in the window, and every
 // later one whose stop was due in it, the lateness is when the Pod watch
 // saw it go minus the spec.nextStop its ChaosPod had when the Pod was
 // deleted. A negative lateness is a Pod stopped before its time, counted
@@ -101,19 +108,24 @@ func observeChaos(ctx context.Context, e *env, bin, label string) (_ result, bus
 	defer chaosPods.Stop()
 
 	began := time.Now()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("chaos-%04d", i)
+	}
 	created := make(chan error, 1)
 	go func() {
 		created <- parallel(ctx, n, concurrency, func(ctx context.Context, i int) error {
-			return e.createChaosPod(ctx, ns, fmt.Sprintf("chaos-%04d", i))
+			return e.createChaosPod(ctx, ns, names[i])
 		})
 	}()
 
-	obs := chaosObservation{history: map[string][]stopVersion{}}
+	obs := chaosObservation{history: map[string][]stopVersion{}, lives: map[string][]podEvent{}}
 	dur := e.opts.chaosDuration
 	window := time.After(dur)
 	// After the window: grace, then settle polls until every stop due in
-	// the window has been seen, then a last grace up to cut; deadline
-	// bounds it all.
+	// the window has been seen, which sets cut; then another grace, and
+	// settle polls until every Pod stopped up to cut has its replacement;
+	// deadline bounds it all.
 	var (
 		windowEnd, cut  time.Time
 		grace, deadline <-chan time.Time
@@ -148,18 +160,20 @@ func observeChaos(ctx context.Context, e *env, bin, label string) (_ result, bus
 			grace = time.After(chaosGrace)
 			deadline = time.After(e.opts.timeout)
 		case <-grace:
-			if cut.IsZero() {
-				settle = settleTick.C
-			} else {
-				done = true
-			}
+			settle = settleTick.C
 		case <-settle:
-			if _, _, missing, err := obs.stops(windowEnd, time.Now()); err == nil && missing == 0 {
+			if !cut.IsZero() {
+				done = len(obs.unreplaced(cut)) == 0
+			} else if _, _, missing, err := obs.stops(windowEnd, time.Now()); err == nil && missing == 0 {
 				cut = time.Now()
 				settle = nil
 				grace = time.After(chaosGrace)
 			}
 		case <-deadline:
+			if !cut.IsZero() {
+				left := obs.unreplaced(cut)
+				return nil, busiest, fmt.Errorf("%d Pods stopped by the time every stop due in the %s window was seen not replaced %s after the window: %s", len(left), dur, e.opts.timeout, strings.Join(left[:min(5, len(left))], ", "))
+			}
 			_, _, missing, err := obs.stops(windowEnd, time.Now())
 			if err != nil {
 				return nil, busiest, err
@@ -190,15 +204,22 @@ func observeChaos(ctx context.Context, e *env, bin, label string) (_ result, bus
 			early++
 		}
 	}
-	logf("chaos: %d pods created, %d deleted in %s (since the first create %s ago); %d stops due in it, all seen", obs.created, obs.deletedInWindow, dur, time.Since(began).Round(time.Second), len(due))
 	seconds := stopSeconds(late, due)
-	logf("chaos: latest seconds: %s", describeSeconds(seconds, 3))
 	if early > 0 {
 		return nil, busiest, fmt.Errorf("%d of %d Pods stopped before their ChaosPod's nextStop", early, len(late))
 	}
+	creations, err := obs.creations(names, windowEnd, cut)
+	if err != nil {
+		return nil, busiest, err
+	}
+	if want := n + len(due); creations != want {
+		return nil, busiest, fmt.Errorf("%d Pod creations for the %d ChaosPods' starts and the stops due in the %s window, want %d: one per ChaosPod and one after each of the %d stops", creations, n, dur, want, len(due))
+	}
+	logf("chaos: %d pods created for %d chaospods and the %d stops due in %s, all seen and replaced; %d deleted in it (since the first create %s ago)", creations, n, len(due), dur, obs.deletedInWindow, time.Since(began).Round(time.Second))
+	logf("chaos: latest seconds: %s", describeSeconds(seconds, 3))
 	return result{
 		paramOf("n", n),
-		rateOf("created", obs.created, dur),
+		countOf("created", creations),
 		rateOf("deleted", obs.deletedInWindow, dur),
 		durationOf("late-p50", percentile(late, 50)),
 		durationOf("late-p99", percentile(late, 99)),
@@ -289,12 +310,22 @@ type deletion struct {
 	seen time.Time
 }
 
+// podEvent is a Pod's creation or deletion as the Pod watch saw it.
+type podEvent struct {
+	created bool // else deleted
+	rv      uint64
+	seen    time.Time
+}
+
 // chaosObservation collects what the two watches saw.
 type chaosObservation struct {
-	// created and deletedInWindow count Pod watch events in the window.
-	created, deletedInWindow int
+	// deletedInWindow counts Pod deletions seen in the window.
+	deletedInWindow int
 	// deletions are every Pod deletion seen, in the window and after.
 	deletions []deletion
+	// lives holds every creation and deletion of each Pod name, in the
+	// order the Pod watch saw them, which is resourceVersion order.
+	lives map[string][]podEvent
 	// history holds every version of each ChaosPod's nextStop, in
 	// resourceVersion order (a watch delivers one object's versions in
 	// order).
@@ -333,11 +364,7 @@ func (o *chaosObservation) pod(ev watch.Event, seen time.Time, inWindow bool) er
 	switch ev.Type {
 	case watch.Error:
 		return fmt.Errorf("pod watch: %v", ev.Object)
-	case watch.Added:
-		if inWindow {
-			o.created++
-		}
-	case watch.Deleted:
+	case watch.Added, watch.Deleted:
 		pod, ok := ev.Object.(*corev1.Pod)
 		if !ok {
 			return fmt.Errorf("pod watch: unexpected %T", ev.Object)
@@ -346,13 +373,98 @@ func (o *chaosObservation) pod(ev watch.Event, seen time.Time, inWindow bool) er
 		if err != nil {
 			return fmt.Errorf("pod %s: resourceVersion %q is not a number: %w", pod.Name, pod.ResourceVersion, err)
 		}
+		// A ChaosPod's Pod carries the ChaosPod's name.
+		o.lives[pod.Name] = append(o.lives[pod.Name], podEvent{created: ev.Type == watch.Added, rv: rv, seen: seen})
+		if ev.Type == watch.Added {
+			return nil
+		}
 		if inWindow {
 			o.deletedInWindow++
 		}
-		// A ChaosPod's Pod carries the ChaosPod's name.
 		o.deletions = append(o.deletions, deletion{name: pod.Name, rv: rv, seen: seen})
 	}
 	return nil
+}
+
+// unreplaced names, sorted, the Pods whose last event seen is a deletion
+// seen at or before cut: stops whose replacement the watch has yet to see.
+func (o *chaosObservation) unreplaced(cut time.Time) []string {
+	var out []string
+	for name, events := range o.lives {
+		if last := events[len(events)-1]; !last.created && !last.seen.After(cut) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// creations checks the Pod watch's creations against the rule of the
+// ChaosPod controller (internal/domain/chaospod): each ChaosPod runs one
+// Pod of its own name, created when it has none, so a ChaosPod's Pod is
+// created once at its start and once after every stop (a deletion at its
+// nextStop), and at no other time. It returns how many creations the
+// schedule of the window required and the watch saw: each ChaosPod's
+// first, and the replacement of each stop due in the window (at or
+// before windowEnd). It fails on a Pod named after no ChaosPod of names,
+// on a ChaosPod without a Pod, on a second creation or deletion in a row
+// (a Pod the watch missed), on two deletions for one stop (a Pod more
+// than the stops require), and on a Pod stopped at or before cut whose
+// replacement was not seen (one fewer).
+//
+// A Pod stopped after cut may still await its replacement: the one bound
+// on what is in flight at the edge. The watches read on after cut for
+// chaosGrace and then until every Pod stopped up to it is replaced (see
+// observeChaos), so those are the stops of that last stretch, at most one
+// per ChaosPod, each a reconcile away from its replacement. Their stops
+// are not matched to a nextStop either: the ChaosPod versions before them
+// may still be on their way.
+func (o *chaosObservation) creations(names []string, windowEnd, cut time.Time) (int, error) {
+	for _, name := range slices.Sorted(maps.Keys(o.lives)) {
+		if !slices.Contains(names, name) {
+			return 0, fmt.Errorf("pod %s created, which no ChaosPod names: more Pods than the ChaosPods require", name)
+		}
+	}
+	created := 0
+	for _, name := range names {
+		events := o.lives[name]
+		if len(events) == 0 || !events[0].created {
+			return 0, fmt.Errorf("chaospod %s never had its Pod created", name)
+		}
+		created++
+		stops := map[time.Time]bool{}
+		for k := 1; k < len(events); k++ {
+			ev, prev := events[k], events[k-1]
+			if ev.created == prev.created {
+				return 0, fmt.Errorf("chaospod %s: its Pod %s twice in a row (resourceVersions %d and %d)", name, createdOrDeleted(ev.created), prev.rv, ev.rv)
+			}
+			if ev.created || ev.seen.After(cut) {
+				continue
+			}
+			if k == len(events)-1 {
+				return 0, fmt.Errorf("chaospod %s: its Pod deleted at %s (resourceVersion %d) was never replaced", name, ev.seen.UTC().Format("15:04:05.000"), ev.rv)
+			}
+			at, err := o.current(deletion{name: name, rv: ev.rv, seen: ev.seen})
+			if err != nil {
+				return 0, err
+			}
+			if stops[at] {
+				return 0, fmt.Errorf("chaospod %s: its Pods deleted twice for the stop due %s (the second at resourceVersion %d): more Pods than its stops require", name, at.UTC().Format(time.TimeOnly), ev.rv)
+			}
+			stops[at] = true
+			if !at.After(windowEnd) {
+				created++ // the stop's replacement, events[k+1]
+			}
+		}
+	}
+	return created, nil
+}
+
+func createdOrDeleted(created bool) string {
+	if created {
+		return "created"
+	}
+	return "deleted"
 }
 
 func (o *chaosObservation) chaosPod(ev watch.Event) error {

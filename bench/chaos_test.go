@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -95,4 +96,108 @@ func TestChaosStopSecondsAndTheBusiest(t *testing.T) {
 			assert.Equal(t, tt.wantBusiest, busiestOf(seconds))
 		})
 	}
+}
+
+// Each ChaosPod's Pod is created once at its start and once after every
+// stop, never otherwise: created counts the first creations and the
+// replacements of the stops due in the window, and anything more or fewer
+// fails, but for a Pod stopped after the cut, still in flight.
+func TestChaosCreationsFollowTheStops(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	at := t0.Add
+	windowEnd, cut := at(60*time.Second), at(75*time.Second)
+	// The ChaosPod's nextStop: the defaulter's, then one per Pod.
+	history := []stopVersion{
+		{rv: 10, nextStop: at(5 * time.Second)},
+		{rv: 20, nextStop: at(10 * time.Second), started: true},
+		{rv: 40, nextStop: at(20 * time.Second), started: true},
+		{rv: 60, nextStop: at(70 * time.Second), started: true},
+	}
+	created := func(rv uint64, d time.Duration) podEvent { return podEvent{created: true, rv: rv, seen: at(d)} }
+	deleted := func(rv uint64, d time.Duration) podEvent { return podEvent{rv: rv, seen: at(d)} }
+	ms := time.Millisecond
+	// Started, stopped at 10 s and 20 s and replaced each time: in the
+	// window, so both replacements count.
+	twoStops := []podEvent{created(15, 100*ms), deleted(30, 10020*ms), created(35, 10300*ms), deleted(50, 20010*ms), created(55, 20200*ms)}
+	tests := []struct {
+		name        string
+		names       []string
+		lives       map[string][]podEvent
+		wantCreated int
+		wantErr     string
+	}{
+		{name: "every stop replaced", names: []string{"a"}, lives: map[string][]podEvent{"a": twoStops}, wantCreated: 3},
+		{
+			name:  "a stop due after the window replaced, not counted",
+			names: []string{"a"}, lives: map[string][]podEvent{"a": append(slices.Clone(twoStops), deleted(70, 70020*ms), created(75, 70300*ms))},
+			wantCreated: 3,
+		},
+		{
+			name:  "a stop after the cut in flight",
+			names: []string{"a"}, lives: map[string][]podEvent{"a": append(slices.Clone(twoStops), deleted(70, 75500*ms))},
+			wantCreated: 3,
+		},
+		{
+			name:  "a stop before the cut never replaced",
+			names: []string{"a"}, lives: map[string][]podEvent{"a": twoStops[:4]},
+			wantErr: "chaospod a: its Pod deleted at 09:00:20.010 (resourceVersion 50) was never replaced",
+		},
+		{
+			name:  "two deletions for one stop",
+			names: []string{"a"}, lives: map[string][]podEvent{"a": {created(15, 100*ms), deleted(30, 10020*ms), created(32, 10100*ms), deleted(34, 10200*ms), created(36, 10300*ms)}},
+			wantErr: "chaospod a: its Pods deleted twice for the stop due 09:00:10 (the second at resourceVersion 34): more Pods than its stops require",
+		},
+		{
+			name:  "a Pod no ChaosPod names",
+			names: []string{"a"}, lives: map[string][]podEvent{"a": twoStops, "a-extra": {created(16, 200*ms)}},
+			wantErr: "pod a-extra created, which no ChaosPod names: more Pods than the ChaosPods require",
+		},
+		{
+			name:  "a ChaosPod without its Pod",
+			names: []string{"a", "b"}, lives: map[string][]podEvent{"a": twoStops},
+			wantErr: "chaospod b never had its Pod created",
+		},
+		{
+			name:  "two creations in a row",
+			names: []string{"a"}, lives: map[string][]podEvent{"a": {created(15, 100*ms), created(17, 200*ms)}},
+			wantErr: "chaospod a: its Pod created twice in a row (resourceVersions 15 and 17)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			obs := chaosObservation{lives: tt.lives, history: map[string][]stopVersion{}}
+			for _, name := range tt.names {
+				obs.history[name] = history
+			}
+
+			got, err := obs.creations(tt.names, windowEnd, cut)
+
+			if tt.wantErr != "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantCreated, got)
+		})
+	}
+}
+
+// The watches read on after the cut until every Pod stopped up to it has
+// been replaced: unreplaced names those still waiting, but not a Pod
+// stopped after the cut.
+func TestChaosUnreplacedUpToTheCut(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	cut := t0.Add(time.Minute)
+	obs := chaosObservation{lives: map[string][]podEvent{
+		"running":  {{created: true, rv: 1, seen: t0}},
+		"replaced": {{created: true, rv: 2, seen: t0}, {rv: 5, seen: t0.Add(10 * time.Second)}, {created: true, rv: 6, seen: t0.Add(11 * time.Second)}},
+		"waiting":  {{created: true, rv: 3, seen: t0}, {rv: 7, seen: cut}},
+		"late":     {{created: true, rv: 4, seen: t0}, {rv: 8, seen: cut.Add(time.Millisecond)}},
+	}}
+
+	assert.Equal(t, []string{"waiting"}, obs.unreplaced(cut))
+	assert.Equal(t, []string{"late", "waiting"}, obs.unreplaced(cut.Add(time.Second)))
 }
