@@ -56,10 +56,14 @@
 //     its own, on the same address, certificate and server settings) gets
 //     the same reviews and answers each with its uid and the same patch,
 //     doing nothing else: echo-p99 and echo-rate are the machine's limit,
-//     rate/echo and p99/echo the operator against it.
+//     rate/echo and p99/echo the operator against it. Every review's
+//     verdict is kept (by review number) and checked: the operator and the
+//     echo must each allow every one, and the first denied is named.
 //   - webhook-validate: the same at /validate--v1-pod with every 10th Pod
-//     lacking the annotation; denied counts the denials (2000 expected;
-//     the echo allows every review).
+//     lacking the annotation; each review must get its own verdict (every
+//     10th denied, the others allowed, from the operator; every one
+//     allowed from the echo), and the first that does not is named;
+//     denied counts the denials (2000).
 //   - memory: 1000 ReplicaSets and 5000 Pods they control (created here,
 //     through the operator's own Pod webhooks served by a first operator
 //     process running only the chaospod controller). Then the measured
@@ -75,18 +79,37 @@
 //     controller, and the measured process runs both controllers
 //     (chaospods is M): what the ChaosPods and the status of their Pods
 //     cost beside the ReplicaSets.
+//     Then what the process caches is checked against its
+//     operator_cache_objects gauge (objects per informer, by kind and
+//     selector; an informer of every object of a kind counts alone, as it
+//     holds what the kind's selecting informers do): of each kind the
+//     workload relies on, at least as many as it created and no more than
+//     the cluster holds, listed across every namespace. cached-rs,
+//     cached-pods (the ChaosPods' Pods among them) and, with
+//     --memory-chaospods, cached-chaospods are those counts; a binary
+//     missing a kind, or its Pod watch, fails naming it.
 //   - chaos: 100 v1 ChaosPods without nextStop, so the operator
 //     (--controllers=chaospod) gives each Pod a random 10 s or 20 s life
 //     (with --chaos-interval, v2 ChaosPods with that spec.stop.interval),
-//     observed for --chaos-duration. created and deleted are Pod watch
-//     events per second over that window. Every stop due in the window
-//     must be seen (the watches read on after it until each is, up to
-//     --timeout) and at least one must fall due. For each deletion seen in
-//     the window, and each later one of a stop due in it, the lateness
-//     is when the Pod watch saw it minus the spec.nextStop its ChaosPod had
-//     when the Pod was deleted (matched by resourceVersion, see chaos.go);
-//     late-p50, late-p99 and late-max summarise them and early counts
-//     negative ones, Pods stopped before their time, which must be 0.
+//     observed for --chaos-duration. deleted is Pod deletions per second
+//     over that window. Every stop due in the window must be seen (the
+//     watches read on after it until each is, up to --timeout) and at
+//     least one must fall due; then every Pod stopped by that time must be
+//     replaced (the watches read on until each is). The Pod watch must
+//     show each ChaosPod's Pod created once at its start and once after
+//     each stop, no more (a Pod of another name, two deletions for one
+//     stop) and no fewer (a ChaosPod without its Pod, a stop never
+//     replaced); only a Pod stopped in the last moments, after every stop
+//     due in the window was seen, may still be on its way. created is how
+//     many creations the window's schedule required, counted from the
+//     watch: one per ChaosPod and one after each stop due in the window,
+//     the same for two binaries doing the same work. For each deletion
+//     seen in the window, and each later one of a stop due in it, the
+//     lateness is when the Pod watch saw it minus the spec.nextStop its
+//     ChaosPod had when the Pod was deleted (matched by resourceVersion,
+//     see chaos.go); late-p50, late-p99 and late-max summarise them and
+//     early counts negative ones, Pods stopped before their time, which
+//     must be 0.
 //     Stops bunch on whole seconds: busiest is how many were due in the
 //     busiest second and busiest-late the latest of them. limit is that
 //     many Pods deleted by the driver at once at a whole second, with no
@@ -108,8 +131,9 @@
 //     ReplicaSet is then listed and checked); written, ceiling and ratio
 //     as for rs-backlog, with N PATCHes and N Events sent to the seeded
 //     ReplicaSets; rss and heap as for memory; per-object is
-//     heap / (N + pods); op-cpu and cp-cpu from process start until
-//     written.
+//     heap / (N + pods); cached-rs and cached-pods as for memory, checked
+//     alike (at least N and pods, no more than the cluster holds); op-cpu
+//     and cp-cpu from process start until written.
 //     One line per size (and binary). --plot draws labeled and ceiling, rss
 //     and heap against the objects cached as an SVG; sizes of several Pods
 //     per ReplicaSet are squares, on a line of their own.
