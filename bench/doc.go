@@ -28,10 +28,12 @@
 //     starts with --controllers=replicaset. converge is from process start
 //     until a watch has seen the last hello=world label, so it includes
 //     start-up and the initial list; written until another watch has seen
-//     the last Labeled Event too. ceiling is the writes the operator
+//     the last Labeled Event too. The ceilings are the writes the operator
 //     must make, sent directly (c=32) to 2000 fresh ReplicaSets in another
-//     namespace, listed first and removed before the operator starts: a
-//     label merge PATCH and a Labeled Event create for each, 4000 writes;
+//     namespace, listed first and removed before the operator starts, each
+//     ceiling on ReplicaSets of its own: ceiling-labels a label merge PATCH
+//     for each, 2000 writes; ceiling that and a Labeled Event create for
+//     each, 4000 writes. labeled-ratio = converge / ceiling-labels,
 //     ratio = written / ceiling.
 //     op-cpu and cp-cpu are the CPU seconds (user and system, from
 //     /proc/<pid>/stat) the operator and etcd + kube-apiserver spent from
