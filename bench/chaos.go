@@ -163,7 +163,7 @@ func observeChaos(ctx context.Context, e *env, bin, label string) (_ result, bus
 			settle = settleTick.C
 		case <-settle:
 			if !cut.IsZero() {
-				done = len(obs.unreplaced(cut)) == 0
+				done = len(obs.unreplaced(names, cut)) == 0
 			} else if _, _, missing, err := obs.stops(windowEnd, time.Now()); err == nil && missing == 0 {
 				cut = time.Now()
 				settle = nil
@@ -171,8 +171,8 @@ func observeChaos(ctx context.Context, e *env, bin, label string) (_ result, bus
 			}
 		case <-deadline:
 			if !cut.IsZero() {
-				left := obs.unreplaced(cut)
-				return nil, busiest, fmt.Errorf("%d Pods stopped by the time every stop due in the %s window was seen not replaced %s after the window: %s", len(left), dur, e.opts.timeout, strings.Join(left[:min(5, len(left))], ", "))
+				left := obs.unreplaced(names, cut)
+				return nil, busiest, fmt.Errorf("%d ChaosPods without their Pod %s after the %s window (never created, or stopped by the time every stop due in it was seen and not replaced); the first: %s", len(left), e.opts.timeout, dur, strings.Join(left[:min(5, len(left))], ", "))
 			}
 			_, _, missing, err := obs.stops(windowEnd, time.Now())
 			if err != nil {
@@ -386,16 +386,19 @@ func (o *chaosObservation) pod(ev watch.Event, seen time.Time, inWindow bool) er
 	return nil
 }
 
-// unreplaced names, sorted, the Pods whose last event seen is a deletion
-// seen at or before cut: stops whose replacement the watch has yet to see.
-func (o *chaosObservation) unreplaced(cut time.Time) []string {
+// unreplaced names, in the order of names, the ChaosPods whose Pod the
+// watch has yet to see: none created yet, or the last one's deletion seen
+// at or before cut and its replacement not.
+func (o *chaosObservation) unreplaced(names []string, cut time.Time) []string {
 	var out []string
-	for name, events := range o.lives {
-		if last := events[len(events)-1]; !last.created && !last.seen.After(cut) {
+	for _, name := range names {
+		events := o.lives[name]
+		if len(events) == 0 {
+			out = append(out, name)
+		} else if last := events[len(events)-1]; !last.created && !last.seen.After(cut) {
 			out = append(out, name)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
@@ -412,13 +415,14 @@ func (o *chaosObservation) unreplaced(cut time.Time) []string {
 // than the stops require), and on a Pod stopped at or before cut whose
 // replacement was not seen (one fewer).
 //
-// A Pod stopped after cut may still await its replacement: the one bound
-// on what is in flight at the edge. The watches read on after cut for
-// chaosGrace and then until every Pod stopped up to it is replaced (see
-// observeChaos), so those are the stops of that last stretch, at most one
-// per ChaosPod, each a reconcile away from its replacement. Their stops
-// are not matched to a nextStop either: the ChaosPod versions before them
-// may still be on their way.
+// Only a Pod stopped after cut may still await its replacement, which
+// bounds what is in flight at the window's edge: the watches read on
+// after cut for chaosGrace, then until every ChaosPod has had a Pod and
+// every Pod stopped up to cut has been replaced (see unreplaced), so what
+// is left are stops of that last stretch, at most one per ChaosPod (its
+// Pod bears its name), each a reconcile away from its replacement. Those
+// stops are not matched to a nextStop: the ChaosPod versions written
+// before them may still be on their way.
 func (o *chaosObservation) creations(names []string, windowEnd, cut time.Time) (int, error) {
 	for _, name := range slices.Sorted(maps.Keys(o.lives)) {
 		if !slices.Contains(names, name) {

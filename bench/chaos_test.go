@@ -184,9 +184,9 @@ func TestChaosCreationsFollowTheStops(t *testing.T) {
 	}
 }
 
-// The watches read on after the cut until every Pod stopped up to it has
-// been replaced: unreplaced names those still waiting, but not a Pod
-// stopped after the cut.
+// The watches read on after the cut until every ChaosPod has had its Pod
+// and every Pod stopped up to the cut has been replaced: unreplaced names
+// those still waiting, but not a Pod stopped after the cut.
 func TestChaosUnreplacedUpToTheCut(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
@@ -197,7 +197,9 @@ func TestChaosUnreplacedUpToTheCut(t *testing.T) {
 		"waiting":  {{created: true, rv: 3, seen: t0}, {rv: 7, seen: cut}},
 		"late":     {{created: true, rv: 4, seen: t0}, {rv: 8, seen: cut.Add(time.Millisecond)}},
 	}}
+	names := []string{"late", "none-yet", "replaced", "running", "waiting"}
 
-	assert.Equal(t, []string{"waiting"}, obs.unreplaced(cut))
-	assert.Equal(t, []string{"late", "waiting"}, obs.unreplaced(cut.Add(time.Second)))
+	assert.Equal(t, []string{"none-yet", "waiting"}, obs.unreplaced(names, cut))
+	assert.Equal(t, []string{"late", "none-yet", "waiting"}, obs.unreplaced(names, cut.Add(time.Second)))
+	assert.Empty(t, obs.unreplaced([]string{"running", "replaced"}, cut))
 }
