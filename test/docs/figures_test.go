@@ -8,8 +8,8 @@ package docs_test
 // unit, "19 095 req/s" to 19095/s (every rate is /s, as the driver prints
 // it), "3.66 s" to 3.66s, "1.50×" to 1.5×; a bare decimal number is a
 // ratio only in a table column or row whose label has a "/" or "ratio"
-// (B/A, A / limit, written / ceiling) and in a `name=value` of a run's
-// log. A unit belongs to every number of a list or range it ends
+// (B/A, A / limit, written / ceiling), or after a name that has one
+// ("rate/echo 0.82", "B/A 1.08", a log's ratio=1.32). A unit belongs to every number of a list or range it ends
 // ("320.6–370.0 MiB", "98.6 against 61.8 ms", "61.5/61.7 MiB"), and to a
 // bracketed range or list right after a figure ("72.6 ms (69.4–97.0)";
 // one bracketed number is a count: "85–103 ms (8)"). Not
@@ -221,10 +221,11 @@ func figuresIn(s string, ratios bool) []placedFigure {
 			unit = lastUnit
 		}
 		bound := figureBound.MatchString(s[max(0, first.start-24):first.start])
+		named := namesARatio(s[:first.start])
 		for k := i; k <= j; k++ {
 			n := nums[k]
 			u := unit
-			if u == "" && ratios && strings.Contains(s[n.start:n.end], ".") {
+			if u == "" && (ratios || named) && strings.Contains(s[n.start:n.end], ".") {
 				u = "×"
 			}
 			if u == "" || bound {
@@ -238,6 +239,15 @@ func figuresIn(s string, ratios bool) []placedFigure {
 		i = j + 1
 	}
 	return figures
+}
+
+// namesARatio says whether the word before a number names a ratio:
+// B/A, rate/echo, ratio, ratios (ratio=1.32 in a log, "B/A 1.08" in prose).
+func namesARatio(before string) bool {
+	before = strings.TrimRight(before, " =:")
+	word := before[strings.LastIndexAny(before, " (\n")+1:]
+	return strings.IndexFunc(word, unicode.IsLetter) >= 0 &&
+		(strings.Contains(word, "/") || strings.Contains(strings.ToLower(word), "ratio"))
 }
 
 // normFigure is a figure's value and unit, as the sources are compared.
@@ -632,6 +642,8 @@ func TestFiguresIn(t *testing.T) {
 		{name: "bare decimals are ratios only where a ratio stands", text: "rate 0.54, p99 1.50, 2000 denied", ratios: true,
 			want: []string{"0.54×", "1.5×"}},
 		{name: "and otherwise nothing", text: "rate 0.54, p99 1.50"},
+		{name: "a ratio by its name", text: "rate/echo 0.82, ratio=1.32, (B/A 1.08), per-run ratios 1.31, 0.93; run 1/3 0.5",
+			want: []string{"0.82×", "1.32×", "1.08×", "1.31×", "0.93×"}},
 		{name: "the micro sign either way", text: "25.3 μs", want: []string{"25.3µs"}},
 	}
 	for _, tt := range tests {
