@@ -30,6 +30,20 @@ func (p scalePoint) mix() int { return max(p.podsPer, 1) }
 type scaleSeries struct {
 	name   string
 	points []scalePoint
+	// ceiling says which writes the points' ceiling times, for the legend;
+	// empty reads as defaultCeiling.
+	ceiling string
+}
+
+// defaultCeiling is what the scale workload's ceiling figure times today:
+// sendWrites, a label PATCH and a Labeled Event per ReplicaSet. A caller
+// that plots another ceiling (sendLabels' PATCHes alone) names it in
+// scaleSeries.ceiling, as short: the legend has a panel's width.
+const defaultCeiling = "label PATCHes + Events"
+
+// ceilingLegend is the legend name of s's ceiling.
+func (s scaleSeries) ceilingLegend() string {
+	return "ceiling (" + cmp.Or(s.ceiling, defaultCeiling) + ")"
 }
 
 // writePlotFile writes the scale plot to path.
@@ -53,7 +67,7 @@ const (
 	plotRight    = 16
 	plotTop      = 40 // room for the panel title
 	plotBottom   = 52 // room for the x tick labels and axis label
-	plotCaptionH = 56
+	plotCaptionH = 70
 )
 
 // seriesColors tell the binaries apart; the metrics of a panel are told
@@ -63,9 +77,100 @@ var seriesColors = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd"}
 // panel is one chart: two metrics of every series against N.
 type panel struct {
 	title, yLabel string
-	metrics       [2]string                   // legend names: solid, dashed
+	metrics       func(scaleSeries) [2]string // legend names: solid, dashed
 	values        func(scalePoint) [2]float64 // in the y axis unit
 	unit          string                      // for point tooltips
+}
+
+// scaleMetrics are the figures plotted against the objects cached, by the
+// names exponentFigures gives their growth.
+var scaleMetrics = []struct {
+	name  string
+	value func(scalePoint) float64
+}{
+	{"labeled", func(p scalePoint) float64 { return p.labeled }},
+	{"ceiling", func(p scalePoint) float64 { return p.ceiling }},
+	{"rss", func(p scalePoint) float64 { return p.rss }},
+	{"heap", func(p scalePoint) float64 { return p.heap }},
+}
+
+// exponentFigures are how s's figures grow with the objects cached:
+// exponent-labeled, -ceiling, -rss and -heap, each the k of y = a·n^k
+// fitted to s's main line (mainLine). None when the line has fewer than two
+// sizes.
+func exponentFigures(s scaleSeries) []figure {
+	pts := mainLine(s.points)
+	var out []figure
+	for _, m := range scaleMetrics {
+		if k, ok := fitExponent(pts, m.value); ok {
+			out = append(out, ratioOf("exponent-"+m.name, k))
+		}
+	}
+	return out
+}
+
+// mainLine is the points of the mix with the most of them (the fewest
+// Pods per ReplicaSet on a tie): a fit must not mix sizes of several Pods
+// per ReplicaSet, which cache more objects for the same writes.
+func mainLine(points []scalePoint) []scalePoint {
+	byMix := map[int][]scalePoint{}
+	for _, p := range points {
+		byMix[p.mix()] = append(byMix[p.mix()], p)
+	}
+	best := 0
+	for k, pts := range byMix {
+		if best == 0 || len(pts) > len(byMix[best]) || (len(pts) == len(byMix[best]) && k < best) {
+			best = k
+		}
+	}
+	return byMix[best]
+}
+
+// fitExponent is powerLawExponent of value against the objects cached.
+func fitExponent(points []scalePoint, value func(scalePoint) float64) (float64, bool) {
+	xs, ys := make([]float64, len(points)), make([]float64, len(points))
+	for i, p := range points {
+		xs[i], ys[i] = p.objects, value(p)
+	}
+	return powerLawExponent(xs, ys)
+}
+
+// exponentLegend is " ∝ n^k" for each line of points (sorted by mix) that
+// has a fit, with its Pods per ReplicaSet when there are several lines;
+// empty when none has.
+func exponentLegend(points []scalePoint, value func(scalePoint) float64) string {
+	type fit struct {
+		k   float64
+		mix int
+	}
+	var fits []fit
+	lines := 0
+	for start := 0; start < len(points); {
+		end := start + 1
+		for end < len(points) && points[end].mix() == points[start].mix() {
+			end++
+		}
+		lines++
+		if k, ok := fitExponent(points[start:end], value); ok {
+			fits = append(fits, fit{k, points[start].mix()})
+		}
+		start = end
+	}
+	if len(fits) == 0 {
+		return ""
+	}
+	parts := make([]string, len(fits))
+	for i, f := range fits {
+		parts[i] = "n^" + strconv.FormatFloat(f.k, 'f', 2, 64)
+		switch {
+		case lines == 1: // one line needs no mix to tell it apart
+		case f.mix == 1:
+			parts[i] += " (1 Pod)"
+		default:
+			parts[i] += fmt.Sprintf(" (%d Pods)", f.mix)
+		}
+	}
+	return " ∝ " + strings.Join(parts, ", ")
 }
 
 // writeScalePlot draws, against N, (a) the time to all labeled and the
@@ -82,20 +187,20 @@ func writeScalePlot(w io.Writer, series []scaleSeries, at time.Time, invocation 
 		slices.SortFunc(pts, func(a, b scalePoint) int {
 			return cmp.Or(cmp.Compare(a.mix(), b.mix()), cmp.Compare(a.objects, b.objects))
 		})
-		sorted[i] = scaleSeries{name: s.name, points: pts}
+		sorted[i] = scaleSeries{name: s.name, points: pts, ceiling: s.ceiling}
 	}
 	panels := []panel{
 		{
 			title:   "(a) start to all labeled, and the ceiling",
 			yLabel:  "seconds",
-			metrics: [2]string{"all labeled", "ceiling (a direct PATCH per ReplicaSet)"},
+			metrics: func(s scaleSeries) [2]string { return [2]string{"all labeled", s.ceilingLegend()} },
 			values:  func(p scalePoint) [2]float64 { return [2]float64{p.labeled, p.ceiling} },
 			unit:    "s",
 		},
 		{
 			title:   "(b) operator memory after settling",
 			yLabel:  "MiB",
-			metrics: [2]string{"RSS", "Go heap in use"},
+			metrics: func(scaleSeries) [2]string { return [2]string{"RSS", "Go heap in use"} },
 			values:  func(p scalePoint) [2]float64 { return [2]float64{p.rss / (1 << 20), p.heap / (1 << 20)} },
 			unit:    "MiB",
 		},
@@ -115,8 +220,10 @@ func writeScalePlot(w io.Writer, series []scaleSeries, at time.Time, invocation 
 		caption += "; squares: " + strings.Join(mixes, ", ") + " Pods per ReplicaSet (circles: one)"
 	}
 	fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11">%s</text>`+"\n", plotPanelH+18, esc(caption))
+	fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11">%s</text>`+"\n", plotPanelH+32,
+		"ceiling: the writes named, sent straight to the API server. ∝ n^k: k of y = a·n^k, least squares on log-log over a line's sizes, n = objects cached")
 	for i, line := range command {
-		fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11" font-family="monospace">%s</text>`+"\n", plotPanelH+34+14*i, esc(line))
+		fmt.Fprintf(&b, `<text x="12" y="%d" font-size="11" font-family="monospace">%s</text>`+"\n", plotPanelH+48+14*i, esc(line))
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
@@ -166,12 +273,13 @@ func drawPanel(b *strings.Builder, p panel, series []scaleSeries, x0 float64) {
 	// Lines and points, then the legend in the upper left corner.
 	for i, s := range series {
 		color := seriesColors[i%len(seriesColors)]
+		metrics := p.metrics(s)
 		for m := range 2 {
 			dash := ""
 			if m == 1 {
 				dash = ` stroke-dasharray="6 4"`
 			}
-			name := s.name + ": " + p.metrics[m]
+			name := s.name + ": " + metrics[m]
 			fmt.Fprintf(b, `<g class="series" data-name="%s">`+"\n", esc(name))
 			// The points are sorted by mix, so each mix is one run of them.
 			for start := 0; start < len(s.points); {
@@ -204,7 +312,8 @@ func drawPanel(b *strings.Builder, p panel, series []scaleSeries, x0 float64) {
 			b.WriteString("</g>\n")
 			ly := top + 14 + float64(2*i+m)*16
 			fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="2"%s/>`+"\n", left+10, ly-4, left+34, ly-4, color, dash)
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", left+40, ly, esc(name))
+			legend := name + exponentLegend(s.points, func(pt scalePoint) float64 { return p.values(pt)[m] })
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="11">%s</text>`+"\n", left+40, ly, esc(legend))
 		}
 	}
 	b.WriteString("</g>\n")

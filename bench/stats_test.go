@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -78,4 +79,45 @@ func TestRatioOfResults(t *testing.T) {
 	assert.Equal(t, "early=1.00", got[0].String(), "two zeros are equal")
 	assert.Equal(t, "denied=+Inf", got[1].String(), "a zero in a only stays visible")
 	assert.Equal(t, "p99=1.50", got[2].String())
+}
+
+func TestPowerLawExponent(t *testing.T) {
+	t.Parallel()
+	// y = a·x^k at the sizes of the scale workload, and with noise.
+	power := func(a, k float64, xs ...float64) []float64 {
+		ys := make([]float64, len(xs))
+		for i, x := range xs {
+			ys[i] = a * math.Pow(x, k)
+		}
+		return ys
+	}
+	sizes := []float64{20000, 60000, 100000, 200000}
+	tests := []struct {
+		name   string
+		xs, ys []float64
+		want   float64
+		ok     bool
+	}{
+		{"linear", sizes, power(3e-4, 1, sizes...), 1, true},
+		{"a known exponent, whatever the factor", sizes, power(7.5, 1.09, sizes...), 1.09, true},
+		{"quadratic", []float64{1, 2, 4, 8}, power(1, 2, 1, 2, 4, 8), 2, true},
+		{"constant", sizes, power(42, 0, sizes...), 0, true},
+		{"shrinking", []float64{10, 100}, []float64{1, 0.1}, -1, true},
+		{"two points are enough", []float64{1000, 4000}, []float64{2, 8}, 1, true},
+		{"noise around n^1.5 fits near 1.5", []float64{1e3, 2e3, 4e3, 8e3, 16e3},
+			[]float64{1.05 * math.Pow(1e3, 1.5), 0.95 * math.Pow(2e3, 1.5), 1.02 * math.Pow(4e3, 1.5), 0.98 * math.Pow(8e3, 1.5), 1.01 * math.Pow(16e3, 1.5)}, 1.5, true},
+		{"points without a logarithm are left out", []float64{0, 10, 100, -5}, []float64{3, 5, 50, 2}, 1, true},
+		{"one point", []float64{1000}, []float64{2}, 0, false},
+		{"one size, repeated", []float64{1000, 1000}, []float64{2, 3}, 0, false},
+		{"a zero y leaves one point", []float64{1000, 2000}, []float64{0, 3}, 0, false},
+		{"none", nil, nil, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			k, ok := powerLawExponent(tt.xs, tt.ys)
+			require.Equal(t, tt.ok, ok)
+			assert.InDelta(t, tt.want, k, 0.02)
+		})
+	}
 }
