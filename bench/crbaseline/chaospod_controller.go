@@ -137,21 +137,31 @@ func (r *ChaosPodReconciler) startPod(ctx context.Context, cp *chaosv1.ChaosPod)
 }
 
 // recordRun writes spec.nextStop (unless this run's stop is there already)
-// and status.lastRun = created, then requeues for the stop.
+// and status.lastRun = created, then requeues for the stop. cp is as the
+// cache returned it.
 func (r *ChaosPodReconciler) recordRun(ctx context.Context, cp *chaosv1.ChaosPod, created metav1.Time, now time.Time) (ctrl.Result, error) {
 	stop := ceilSecond(now.Add(interval(cp)))
 	// A nextStop after the Pod's creation and no later than now+interval
 	// was written for this run already (by an earlier, interrupted attempt)
 	// or moved earlier by a user: keep it.
+	keepStop := false
 	if ns := cp.Spec.NextStop; ns != nil && ns.After(created.Time) && !ns.After(stop) {
-		stop = ns.Time
-	} else {
+		stop, keepStop = ns.Time, true
+	}
+	if keepStop && recorded(cp, created) {
+		return ctrl.Result{RequeueAfter: max(stop.Sub(now), 0)}, nil
+	}
+	// A write follows, and the client decodes its answer into the object
+	// it writes, in place: cp may be the cache's own (the expert mode turns
+	// its deep copy off), with maps and times it shares, so write a copy.
+	cp = cp.DeepCopy()
+	if !keepStop {
 		cp.Spec.NextStop = &metav1.Time{Time: stop}
 		if err := r.Update(ctx, cp); err != nil {
 			return ctrl.Result{}, writeErr("set nextStop of chaospod", cp, err)
 		}
 	}
-	if cp.Status.LastRun == nil || !cp.Status.LastRun.Equal(&created) {
+	if !recorded(cp, created) {
 		cp.Status.LastRun = created.DeepCopy()
 		if err := r.Status().Update(ctx, cp); err != nil {
 			return ctrl.Result{}, writeErr("set lastRun of chaospod", cp, err)

@@ -45,14 +45,19 @@ type ReplicaSetReconciler struct {
 // patch that carries only the label, so nothing written concurrently by
 // someone else is lost.
 func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	rs := r.newReplicaSet()
-	if err := r.Get(ctx, req.NamespacedName, rs); err != nil {
+	cached := r.newReplicaSet()
+	if err := r.Get(ctx, req.NamespacedName, cached); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !needsLabel(rs) {
+	if !needsLabel(cached) {
 		return ctrl.Result{}, nil
 	}
-	patch := client.MergeFrom(rs.DeepCopyObject().(client.Object))
+	// What the cache returned may be the cache's own (the expert mode
+	// turns its deep copy off) and its label map shared with other
+	// ReplicaSets: the patch's base only reads it, the label goes on a
+	// copy. The copy is the one MergeFrom's base would otherwise take.
+	patch := client.MergeFrom(cached)
+	rs := cached.DeepCopyObject().(client.Object)
 	labels := rs.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
