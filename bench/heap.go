@@ -80,29 +80,74 @@ type heapParts struct{ cache, events, other int64 }
 
 func (s heapParts) total() int64 { return s.cache + s.events + s.other }
 
-// The packages whose frames attribute an allocation to the object cache or
-// to Event recording, a prefix matching the package and those below it.
-// The operator's own appear beside client-go's and controller-runtime's so
-// that the operator and crbaseline split alike.
+// frameSet names the frames that attribute an allocation to a part of the
+// split.
+type frameSet struct {
+	// packages match a function of the package or of one below it.
+	packages []string
+	// types match the methods of a type and their closures, written as
+	// the function names spell them: "k8s.io/apimachinery/pkg/watch.(*StreamWatcher)".
+	types []string
+}
+
+// The frames of Event recording and of the object cache. The operator's
+// own packages appear beside client-go's and controller-runtime's so that
+// the operator and crbaseline split alike.
 var (
-	eventPackages = []string{
-		"k8s.io/client-go/tools/events",
-		"k8s.io/client-go/tools/record",
-		"sigs.k8s.io/controller-runtime/pkg/recorder",
-		"sigs.k8s.io/controller-runtime/pkg/internal/recorder",
-		"github.com/hexagonal-operator/operator/internal/adapters/events",
+	eventFrames = frameSet{
+		packages: []string{
+			"k8s.io/client-go/tools/events",
+			"k8s.io/client-go/tools/record",
+			"sigs.k8s.io/controller-runtime/pkg/recorder",
+			"sigs.k8s.io/controller-runtime/pkg/internal/recorder",
+			"github.com/hexagonal-operator/operator/internal/adapters/events",
+		},
+		// Both recorders queue their Events in a watch.Broadcaster whose
+		// goroutine has no recorder frame; nothing else in client-go or
+		// controller-runtime starts one.
+		types: []string{
+			"k8s.io/apimachinery/pkg/watch.(*Broadcaster)",
+			"k8s.io/apimachinery/pkg/watch.(*broadcasterWatcher)",
+		},
 	}
-	cachePackages = []string{
-		"k8s.io/client-go/tools/cache",
-		"sigs.k8s.io/controller-runtime/pkg/cache",
-		"github.com/hexagonal-operator/operator/internal/adapters/cache",
+	cacheFrames = frameSet{
+		packages: []string{
+			"k8s.io/client-go/tools/cache",
+			"sigs.k8s.io/controller-runtime/pkg/cache",
+			"github.com/hexagonal-operator/operator/internal/adapters/cache",
+			// The decoder of a watch stream's events.
+			"k8s.io/client-go/rest/watch",
+		},
+		// A watch's objects are decoded on the stream's own goroutine, with
+		// no reflector frame on its stack, and the store keeps them: every
+		// object changed since the initial list (and all of them with a
+		// streaming list) is allocated here. In these processes every REST
+		// watch is an informer's.
+		types: []string{"k8s.io/apimachinery/pkg/watch.(*StreamWatcher)"},
 	}
 )
+
+// match tells whether the function called name is one of fs's frames.
+func (fs frameSet) match(name string) bool {
+	pkg := funcPackage(name)
+	for _, prefix := range fs.packages {
+		if pkg == prefix || strings.HasPrefix(pkg, prefix+"/") {
+			return true
+		}
+	}
+	for _, t := range fs.types {
+		if strings.HasPrefix(name, t+".") {
+			return true
+		}
+	}
+	return false
+}
 
 // heapSplit attributes p's in-use bytes to the object cache, to Event
 // recording or to neither, by the stack that allocated them: events if any
 // frame is in an Event recorder, else cache if any frame is in the cache's
-// machinery (reflector, DeltaFIFO, stores, informers), else other.
+// machinery (reflector, DeltaFIFO, stores, informers, the watch streams
+// that feed them), else other.
 //
 // The allocating stack is the right owner because a heap profile's in-use
 // bytes are the live objects charged to where they were allocated: a
@@ -123,9 +168,9 @@ func heapSplit(p *profile.Profile) (heapParts, error) {
 	for _, sample := range p.Sample {
 		v := sample.Value[idx]
 		switch {
-		case anyFrameIn(sample, eventPackages):
+		case anyFrameIn(sample, eventFrames):
 			s.events += v
-		case anyFrameIn(sample, cachePackages):
+		case anyFrameIn(sample, cacheFrames):
 			s.cache += v
 		default:
 			s.other += v
@@ -215,18 +260,12 @@ func inuseSpace(p *profile.Profile) (int, error) {
 	return 0, errors.New("the profile has no inuse_space values: not a heap profile")
 }
 
-// anyFrameIn tells whether a frame of s is in one of packages or below it.
-func anyFrameIn(s *profile.Sample, packages []string) bool {
+// anyFrameIn tells whether a frame of s is one of fs's.
+func anyFrameIn(s *profile.Sample, fs frameSet) bool {
 	for _, loc := range s.Location {
 		for _, line := range loc.Line {
-			if line.Function == nil {
-				continue
-			}
-			pkg := funcPackage(line.Function.Name)
-			for _, prefix := range packages {
-				if pkg == prefix || strings.HasPrefix(pkg, prefix+"/") {
-					return true
-				}
+			if line.Function != nil && fs.match(line.Function.Name) {
+				return true
 			}
 		}
 	}

@@ -83,6 +83,22 @@ func TestHeapSplit(t *testing.T) {
 			"k8s.io/client-go/tools/cache.(*Reflector).ListAndWatch",
 		}, "cache"},
 		{"a DeltaFIFO entry", []string{"k8s.io/client-go/tools/cache.(*DeltaFIFO).queueActionLocked"}, "cache"},
+		{"an object decoded from a watch stream, on its own goroutine", []string{
+			"reflect.unsafe_New",
+			"k8s.io/apimachinery/pkg/runtime.(*Scheme).New",
+			"k8s.io/apimachinery/pkg/runtime/serializer/protobuf.(*Serializer).Decode",
+			"k8s.io/apimachinery/pkg/runtime.Decode",
+			"k8s.io/client-go/rest/watch.(*Decoder).Decode",
+			"k8s.io/apimachinery/pkg/watch.(*StreamWatcher).receive",
+		}, "cache"},
+		{"a watch stream's closure", []string{"k8s.io/apimachinery/pkg/watch.(*StreamWatcher).receive.func1"}, "cache"},
+		{"the Event broadcaster's goroutine", []string{
+			"k8s.io/apimachinery/pkg/watch.(*Broadcaster).Watch.func1",
+			"k8s.io/apimachinery/pkg/watch.(*Broadcaster).blockQueue.func1",
+			"k8s.io/apimachinery/pkg/watch.(*Broadcaster).loop",
+		}, "events"},
+		{"another function of the watch package", []string{"k8s.io/apimachinery/pkg/watch.NewFake"}, "other"},
+		{"a type whose name only starts like the stream's", []string{"k8s.io/apimachinery/pkg/watch.(*StreamWatcherLike).Stop"}, "other"},
 		{"controller-runtime's cache, a package below it", []string{
 			"runtime.makemap",
 			"sigs.k8s.io/controller-runtime/pkg/cache/internal.(*Informers).addInformerToMap",
@@ -159,8 +175,8 @@ func TestHeapSplit(t *testing.T) {
 // must move them too.
 func TestHeapSplitNamesTheOperatorsPackages(t *testing.T) {
 	t.Parallel()
-	assert.Contains(t, eventPackages, reflect.TypeFor[opevents.Recorder]().PkgPath())
-	assert.Contains(t, cachePackages, reflect.TypeFor[opcache.Cache]().PkgPath())
+	assert.Contains(t, eventFrames.packages, reflect.TypeFor[opevents.Recorder]().PkgPath())
+	assert.Contains(t, cacheFrames.packages, reflect.TypeFor[opcache.Cache]().PkgPath())
 }
 
 func TestHeapByLibrary(t *testing.T) {
