@@ -89,7 +89,12 @@
 //     the cluster holds, listed across every namespace. cached-rs,
 //     cached-pods (the ChaosPods' Pods among them) and, with
 //     --memory-chaospods, cached-chaospods are those counts; a binary
-//     missing a kind, or its Pod watch, fails naming it.
+//     missing a kind, or its Pod watch, fails naming it. Last, a heap
+//     profile (/debug/pprof/heap?gc=1; every binary runs with
+//     --pprof-bind-address) splits the bytes in use by the stack that
+//     allocated them: heap-cache (informers: reflector, watch decoding,
+//     stores), heap-events (the Event recorders) and heap-other; the
+//     libraries holding most of it are logged (bench/heap.go).
 //   - chaos: 100 v1 ChaosPods without nextStop, so the operator
 //     (--controllers=chaospod) gives each Pod a random 10 s or 20 s life
 //     (with --chaos-interval, v2 ChaosPods with that spec.stop.interval),
@@ -123,22 +128,26 @@
 //     pods is how many), all there before the measured process starts
 //     with --controllers=replicaset. The objects of a size are created
 //     once, on a control plane of their own; every turn then starts two
-//     control planes afresh from a copy of that etcd data, one for the
+//     control planes afresh from a copy of that etcd data, one for each
 //     ceiling's writes and one for the binary, so every turn meets the
 //     same objects on an API server with no history. list is one
 //     metadata-only list of the ReplicaSets and one of the Pods by the
 //     driver before the process starts (after an untimed one that fills
 //     the restored API server's watch cache), the API server's share of
 //     any cache's start-up. ready and labeled as for memory (every
-//     ReplicaSet is then listed and checked); written, ceiling and ratio
-//     as for rs-backlog, with N PATCHes and N Events sent to the seeded
-//     ReplicaSets; rss and heap as for memory; per-object is
+//     ReplicaSet is then listed and checked); written, ceiling-labels,
+//     ceiling, labeled-ratio and ratio as for rs-backlog, with N PATCHes
+//     (and N Events) sent to the seeded ReplicaSets; rss, heap and its
+//     split as for memory; per-object is
 //     heap / (N + pods); cached-rs and cached-pods as for memory, checked
 //     alike (at least N and pods, no more than the cluster holds); op-cpu
 //     and cp-cpu from process start until written.
-//     One line per size (and binary). --plot draws labeled and ceiling, rss
-//     and heap against the objects cached as an SVG; sizes of several Pods
-//     per ReplicaSet are squares, on a line of their own.
+//     One line per size (and binary), and once every size has run, the
+//     exponent k of y = a·n^k fitted to each binary's sizes for labeled,
+//     the label ceiling, rss and heap (exponent-labeled, ...). --plot
+//     draws labeled and the label ceiling, rss and heap against the
+//     objects cached as an SVG, each legend with its exponent; sizes of
+//     several Pods per ReplicaSet are squares, on a line of their own.
 //
 // # Flags
 //

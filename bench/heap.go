@@ -47,9 +47,9 @@ func heapProfile(ctx context.Context, addr string) (*profile.Profile, error) {
 }
 
 // heapFigures fetches the heap profile at addr, logs the libraries holding
-// most of it, and returns its in-use bytes split into heap-cache,
+// most of it under who's name, and returns its in-use bytes split into heap-cache,
 // heap-events and heap-other (see heapSplit).
-func heapFigures(ctx context.Context, addr string) ([]figure, error) {
+func heapFigures(ctx context.Context, addr, who string) ([]figure, error) {
 	p, err := heapProfile(ctx, addr)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func heapFigures(ctx context.Context, addr string) ([]figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	logf("heap in use by library: %s", topLibraries(byLib, 8))
+	logf("%s: heap in use by library: %s", who, topLibraries(byLib, 8))
 	return heapFiguresOf(p)
 }
 

@@ -293,7 +293,7 @@ func TestHeapFigures(t *testing.T) {
 	defer srv.Close()
 	addr := strings.TrimPrefix(srv.URL, "http://")
 
-	figures, err := heapFigures(context.Background(), addr)
+	figures, err := heapFigures(context.Background(), addr, "test")
 	require.NoError(t, err)
 	assert.Equal(t, "gc=1", query)
 	var names []string

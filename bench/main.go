@@ -202,9 +202,9 @@ func run(ctx context.Context, opts options) error {
 	}
 	defer e.stop()
 
-	binaries := []struct{ label, path string }{{"A", opts.operator}}
+	binaries := []binaryUnderTest{{"A", opts.operator}}
 	for i, path := range opts.ab {
-		binaries = append(binaries, struct{ label, path string }{string(rune('B' + i)), path})
+		binaries = append(binaries, binaryUnderTest{string(rune('B' + i)), path})
 	}
 	rep := &report{}
 	for _, b := range binaries {
@@ -294,6 +294,12 @@ func run(ctx context.Context, opts options) error {
 		}
 		logf("%s: done in %s", w.name, time.Since(wBegan).Round(100*time.Millisecond))
 	}
+	if growth := growthOf(binaries, scalePoints); growth != nil {
+		rep.add("scale growth", growth)
+		for b, r := range growth {
+			fmt.Printf("%-16s  %-4s %s\n", "scale-growth", binaries[b].label, r)
+		}
+	}
 	fmt.Print("\n" + rep.markdown())
 	logf("all done in %s", time.Since(began).Round(time.Second))
 	return nil
@@ -340,4 +346,23 @@ func warmUp(ctx context.Context, e *env, w job, bin string) error {
 	logf("%s: warm-up %s", w.name, bin)
 	_, err := w.runOnce(ctx, e, bin, "warmup")
 	return err
+}
+
+// binaryUnderTest is one binary a run measures, and its letter.
+type binaryUnderTest struct{ label, path string }
+
+// growthOf is, for each binary, the exponents fitted to its scale sizes
+// (exponentFigures); nil unless every binary has two sizes at least.
+func growthOf(binaries []binaryUnderTest, points [][]result) []result {
+	out := make([]result, len(binaries))
+	for b, bin := range binaries {
+		if len(points[b]) < 2 {
+			return nil
+		}
+		out[b] = exponentFigures(scaleSeriesOf(filepath.Base(bin.path), points[b]))
+		if len(out[b]) == 0 {
+			return nil
+		}
+	}
+	return out
 }

@@ -103,6 +103,10 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 	if err != nil {
 		return nil, err
 	}
+	heapParts, err := heapFigures(ctx, op.pprof, "memory "+binaryName(bin, label))
+	if err != nil {
+		return nil, err
+	}
 	res := result{paramOf("rs", nRS), paramOf("pods", nPods)}
 	if nChaos > 0 {
 		res = append(res, paramOf("chaospods", nChaos))
@@ -118,6 +122,7 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 	if nChaos > 0 {
 		res = append(res, countOf("cached-chaospods", cached[chaosv1.Kind]))
 	}
+	res = append(res, heapParts...)
 	return res, nil
 }
 

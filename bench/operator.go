@@ -38,14 +38,15 @@ type operator struct {
 	started time.Time
 	health  string // base URL of /readyz
 	metrics string // base URL of plain-HTTP /metrics
+	pprof   string // host:port of /debug/pprof/, for heap profiles
 }
 
 // startOperator runs bin against the control plane with the operator's
-// documented flags, on the shared webhook address, free metrics and health
-// ports, and the given --controllers. It returns once the process runs; see
+// documented flags, on the shared webhook address, free metrics, health
+// and profiling ports, and the given --controllers. It returns once the process runs; see
 // waitReady.
 func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +58,7 @@ func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
 		"--metrics-secure=false",
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
+		"--pprof-bind-address=127.0.0.1:" + strconv.Itoa(ports[2]),
 	}
 	if controllers != "" {
 		args = append(args, "--controllers="+controllers)
@@ -74,6 +76,7 @@ func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
 		exited:  make(chan struct{}),
 		metrics: "http://127.0.0.1:" + strconv.Itoa(ports[0]),
 		health:  "http://127.0.0.1:" + strconv.Itoa(ports[1]),
+		pprof:   "127.0.0.1:" + strconv.Itoa(ports[2]),
 	}
 	op.cmd.Stdout, op.cmd.Stderr = logFile, logFile
 	// Own process group, so a Ctrl-C reaches only the driver, which then

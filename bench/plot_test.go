@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -167,5 +168,39 @@ func TestNiceStep(t *testing.T) {
 		{30000, 10000}, {100000, 20000}, {41.5, 10}, {9, 2}, {0, 1}, {0.3, 0.1},
 	} {
 		require.InDelta(t, c.want, niceStep(c.max), 1e-9, "niceStep(%v)", c.max)
+	}
+}
+
+// The scale-growth line needs two sizes of every binary: one size fits no
+// exponent, and a binary short of a size leaves the line out.
+func TestGrowthNeedsTwoSizesOfEveryBinary(t *testing.T) {
+	t.Parallel()
+	size := func(n, labeled float64) result {
+		return result{paramOf("n", int(n)), paramOf("pods", int(n)), figure{"labeled", labeled, seconds},
+			figure{"ceiling-labels", labeled / 2, seconds}, bytesOf("rss", int64(n)<<10), bytesOf("heap", int64(n)<<9)}
+	}
+	two := []binaryUnderTest{{"A", "bin/operator"}, {"B", "bin/crbaseline-expert"}}
+	tests := []struct {
+		name     string
+		binaries []binaryUnderTest
+		points   [][]result
+		want     float64 // exponent-labeled of A; 0 for no line
+	}{
+		{"one size", two[:1], [][]result{{size(1000, 1)}}, 0},
+		{"linear", two[:1], [][]result{{size(1000, 1), size(10000, 10)}}, 1},
+		{"B short of a size", two, [][]result{{size(1000, 1), size(10000, 10)}, {size(1000, 1)}}, 0},
+		{"quadratic, both", two, [][]result{{size(1000, 1), size(10000, 100)}, {size(1000, 1), size(10000, 10)}}, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got := growthOf(tc.binaries, tc.points)
+			if tc.want == 0 {
+				assert.Nil(t, got)
+				return
+			}
+			require.Len(t, got, len(tc.binaries))
+			assert.InDelta(t, tc.want, got[0].value("exponent-labeled"), 1e-9)
+		})
 	}
 }

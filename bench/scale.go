@@ -40,10 +40,13 @@ import (
 // server's least time before any cache of them is ready. ready is process
 // start to /readyz 200, labeled process start to the last label seen
 // (every ReplicaSet is then listed and checked, and all N Labeled Events
-// awaited), written until the last Labeled Event was seen too. ceiling is
-// the N label PATCHes and N Labeled Events sent straight to the API
-// server as rs-backlog sends them; ratio = written / ceiling. rss and heap
-// are read as the memory workload reads them, once settled; per-object is
+// awaited), written until the last Labeled Event was seen too.
+// ceiling-labels is the N label PATCHes alone sent straight to the API
+// server, ceiling the N PATCHes and N Labeled Events as rs-backlog sends
+// them, each on a control plane restored for it; labeled-ratio = labeled /
+// ceiling-labels, ratio = written / ceiling. rss, heap and the heap's
+// split (heap-cache, heap-events, heap-other) are read as the memory
+// workload reads them, once settled; per-object is
 // heap / (N + pods), the cached ReplicaSets and Pods together. cached-rs
 // and cached-pods are what the settled process's informers hold, checked
 // as the memory workload checks them (all N and pods at least, no more
@@ -55,24 +58,37 @@ func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (r
 	if err != nil {
 		return nil, err
 	}
-	var ceiling time.Duration
+	// Each ceiling gets a control plane of its own: a label PATCH on a
+	// ReplicaSet the other already labeled would change nothing.
+	var c scaleCeilings
 	if err := e.restored(ctx, seed, func(e *env) (err error) {
-		ceiling, err = e.sendWrites(ctx, seed.ns, seed.replicaSets, patchConcurrency)
+		c.labels, err = e.sendLabels(ctx, seed.ns, seed.replicaSets, patchConcurrency)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("label ceiling: %w", err)
+	}
+	if err := e.restored(ctx, seed, func(e *env) (err error) {
+		c.writes, err = e.sendWrites(ctx, seed.ns, seed.replicaSets, patchConcurrency)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("ceiling: %w", err)
 	}
 	var r result
 	err = e.restored(ctx, seed, func(e *env) (err error) {
-		r, err = e.scaleTurn(ctx, bin, label, seed, ceiling)
+		r, err = e.scaleTurn(ctx, bin, label, seed, c)
 		return err
 	})
 	return r, err
 }
 
+// scaleCeilings are the times of the writes a size asks for, sent straight
+// to the API server: the label PATCHes alone (the ceiling of labeled), and
+// the PATCHes with their Events (the ceiling of written).
+type scaleCeilings struct{ labels, writes time.Duration }
+
 // scaleTurn measures bin against the seeded objects, on a control plane
 // restored from them.
-func (e *env) scaleTurn(ctx context.Context, bin, label string, seed scaleSeed, ceiling time.Duration) (_ result, err error) {
+func (e *env) scaleTurn(ctx context.Context, bin, label string, seed scaleSeed, ceiling scaleCeilings) (_ result, err error) {
 	ns, n, pods := seed.ns, seed.replicaSets, seed.pods()
 	// The restored API server fills its watch cache from etcd; the creates
 	// would have left it full, so the timed list comes second.
@@ -134,6 +150,10 @@ func (e *env) scaleTurn(ctx context.Context, bin, label string, seed scaleSeed, 
 	if err != nil {
 		return nil, err
 	}
+	heapParts, err := heapFigures(ctx, op.pprof, fmt.Sprintf("scale %d %s", n, binaryName(bin, label)))
+	if err != nil {
+		return nil, err
+	}
 	labeled := at.Sub(op.started)
 	written := max(labeled, writtenAt.Sub(op.started))
 	return append(result{
@@ -144,15 +164,17 @@ func (e *env) scaleTurn(ctx context.Context, bin, label string, seed scaleSeed, 
 		durationOf("ready", ready),
 		durationOf("labeled", labeled),
 		durationOf("written", written),
-		durationOf("ceiling", ceiling),
-		ratioOf("ratio", written.Seconds()/ceiling.Seconds()),
+		durationOf("ceiling-labels", ceiling.labels),
+		durationOf("ceiling", ceiling.writes),
+		ratioOf("labeled-ratio", labeled.Seconds()/ceiling.labels.Seconds()),
+		ratioOf("ratio", written.Seconds()/ceiling.writes.Seconds()),
 		countOf("events", events),
 		bytesOf("rss", rss),
 		bytesOf("heap", heap),
 		sizeOf("per-object", float64(heap)/float64(n+pods)),
 		countOf("cached-rs", cached["ReplicaSet"]),
 		countOf("cached-pods", cached["Pod"]),
-	}, spent...), nil
+	}, append(heapParts, spent...)...), nil
 }
 
 // scaleSeed is one size's objects, created once: the etcd data folder of
@@ -253,12 +275,12 @@ func parseScaleSize(v string) (scaleSize, error) {
 
 // scaleSeriesOf turns one binary's scale results into plot points.
 func scaleSeriesOf(name string, results []result) scaleSeries {
-	s := scaleSeries{name: name}
+	s := scaleSeries{name: name, ceiling: "label PATCHes alone"}
 	for _, r := range results {
 		s.points = append(s.points, scalePoint{
 			objects: r.value("n") + r.value("pods"),
 			labeled: r.value("labeled"),
-			ceiling: r.value("ceiling"),
+			ceiling: r.value("ceiling-labels"),
 			rss:     r.value("rss"),
 			heap:    r.value("heap"),
 			podsPer: int(r.value("pods") / r.value("n")),
