@@ -172,7 +172,10 @@
 //
 // # Reading the output
 //
-// stdout holds exactly one line per workload, `name  figure=value  …`;
+// stdout begins with a `# bench:` line (commit, date, machine, command),
+// holds one line per workload, `name  figure=value  …`, and ends with a
+// markdown table of the medians in the figures' own spelling, the table
+// docs/performance.md pastes with the log it came from (bench/results/);
 // progress goes to stderr. With --runs each figure is the median of its
 // runs, figure by figure. With --ab a workload prints A's line, then B's
 // and B/A, C's and C/A…, where B/A divides every measured figure of B by
