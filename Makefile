@@ -37,6 +37,7 @@ tools: ## Build etcd, kube-apiserver, kube-controller-manager, kubectl and helm 
 # measure instead.
 test: tools ## Run every test tier (unit, contract, integration, end to end, reliability) with the race detector.
 	go test $(TEST_FLAGS) $$(go list ./... | grep -v '/test/reliability$$')
+	cd bench/crbaseline && KUBEBUILDER_ASSETS=$(BIN) go test $(TEST_FLAGS) ./...
 	go test $(TEST_FLAGS) ./test/reliability/
 
 .PHONY: test-e2e
@@ -93,10 +94,11 @@ bench: tools build ## Run the benchmark driver (bench/) against its own control 
 	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator $(BENCH_FLAGS)
 
 .PHONY: crbaseline
-crbaseline: ## Build the controller-runtime baseline (bench/crbaseline, a separate module) into bin/crbaseline, and bin/crbaseline-tuned and bin/crbaseline-expert (the same with --tuned, --expert).
+crbaseline: ## Build the controller-runtime baseline (bench/crbaseline, a separate module) into bin/crbaseline, and bin/crbaseline-tuned, bin/crbaseline-expert and bin/crbaseline-expert-fifo (the same with --tuned, --expert, --expert --priority-queue=false).
 	cd bench/crbaseline && $(GO_BUILD) -o $(BIN)/crbaseline .
 	@printf '#!/bin/sh\nexec "$$(dirname "$$0")/crbaseline" --tuned "$$@"\n' > $(BIN)/crbaseline-tuned && chmod +x $(BIN)/crbaseline-tuned
 	@printf '#!/bin/sh\nexec "$$(dirname "$$0")/crbaseline" --expert "$$@"\n' > $(BIN)/crbaseline-expert && chmod +x $(BIN)/crbaseline-expert
+	@printf '#!/bin/sh\nexec "$$(dirname "$$0")/crbaseline" --expert --priority-queue=false "$$@"\n' > $(BIN)/crbaseline-expert-fifo && chmod +x $(BIN)/crbaseline-expert-fifo
 
 .PHONY: bench-ab
 bench-ab: tools build crbaseline ## Side by side: the operator (A) against the controller-runtime baseline as an expert configures it (B), tuned (C) and at its defaults (D), alternating runs.

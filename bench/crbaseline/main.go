@@ -7,6 +7,7 @@ package main
 
 import (
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -17,11 +18,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -47,141 +51,37 @@ func init() {
 	utilruntime.Must(chaosv2.AddToScheme(scheme))
 }
 
+// settings are what the command line asks for.
+type settings struct {
+	metricsAddr          string
+	probeAddr            string
+	pprofAddr            string
+	secureMetrics        bool
+	enableHTTP2          bool
+	enableLeaderElection bool
+	leaderElectionID     string
+	webhookPort          int
+	webhookCertDir       string
+	controllers          []string
+	mode                 mode
+	zap                  zap.Options
+}
+
 func main() {
-	var (
-		metricsAddr          string
-		probeAddr            string
-		pprofAddr            string
-		secureMetrics        bool
-		enableHTTP2          bool
-		enableLeaderElection bool
-		leaderElectionID     string
-		webhookPort          int
-		webhookCertDir       string
-		controllers          string
-		tuned                bool
-		expert               bool
-	)
-	// --kubeconfig is registered by controller-runtime's config package.
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to; 0 disables it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
-	flag.StringVar(&pprofAddr, "pprof-bind-address", "", "The address net/http/pprof binds to, for profiling it as the operator is profiled; empty disables it.")
-	flag.BoolVar(&secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization; false serves plain HTTP.")
-	flag.BoolVar(&enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics and webhook servers.")
-	flag.BoolVar(&enableLeaderElection, "leader-elect", false, "Enable leader election for the controllers.")
-	flag.StringVar(&leaderElectionID, "leader-election-id", "crbaseline-leader", "The name of the leader election Lease.")
-	flag.IntVar(&webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
-	flag.StringVar(&webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "The folder holding tls.crt and tls.key for the webhook server.")
-	flag.StringVar(&controllers, "controllers", controllerReplicaSet+","+controllerChaosPod, "Comma-separated controllers to run (replicaset, chaospod); webhooks always serve.")
-	flag.BoolVar(&tuned, "tuned", false, "Configure controller-runtime with the options an experienced user picks first (see tuned.go) instead of at its defaults.")
-	flag.BoolVar(&expert, "expert", false, "Configure controller-runtime with everything the operator does that it offers (see tuned.go) instead of at its defaults.")
-	opts := zap.Options{}
-	opts.BindFlags(flag.CommandLine)
-	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
-
-	enabled, err := parseControllers(controllers)
+	s, err := parseFlags(flag.CommandLine, os.Args[1:])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "invalid value for --controllers: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	if tuned && expert {
-		fmt.Fprintln(os.Stderr, "--tuned and --expert exclude each other")
-		os.Exit(2)
-	}
-
-	// HTTP/2 stays off unless asked for (CVE-2023-44487, rapid reset), as
-	// the kubebuilder scaffold does.
-	var tlsOpts []func(*tls.Config)
-	if !enableHTTP2 {
-		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
-	}
-
-	metricsOptions := metricsserver.Options{
-		BindAddress:   metricsAddr,
-		SecureServing: secureMetrics,
-		TLSOpts:       tlsOpts,
-	}
-	if secureMetrics {
-		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&s.zap)))
 
 	cfg := ctrl.GetConfigOrDie()
-	mode := defaultMode()
-	switch {
-	case tuned:
-		mode = tunedMode()
-	case expert:
-		mode = expertMode()
-	}
-	mode.apply(cfg)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Cache:                  mode.cache,
-		Scheme:                 scheme,
-		Metrics:                metricsOptions,
-		HealthProbeBindAddress: probeAddr,
-		PprofBindAddress:       pprofAddr,
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Port:    webhookPort,
-			CertDir: webhookCertDir,
-			TLSOpts: tlsOpts,
-		}),
-		LeaderElection:   enableLeaderElection,
-		LeaderElectionID: leaderElectionID,
-	})
+	s.mode.configureClient(cfg)
+	s.mode.configureGC()
+	opts, objects := managerOptions(s)
+	mgr, err := newManager(cfg, opts, objects, s)
 	if err != nil {
-		setupLog.Error(err, "unable to create manager")
-		os.Exit(1)
-	}
-
-	// The objects whose caches /readyz waits for.
-	var watched []client.Object
-	if slices.Contains(enabled, controllerReplicaSet) {
-		if err := (&ReplicaSetReconciler{
-			Client:           mgr.GetClient(),
-			Recorder:         mgr.GetEventRecorder("replicaset-controller"),
-			MetadataOnlyPods: mode.metadataOnlyPods,
-			MetadataOnly:     mode.metadataOnlyRS,
-			SkipLabeled:      mode.skipLabeled,
-			Workers:          mode.replicaSetWorkers,
-		}).SetupWithManager(mgr); err != nil {
-			setupLog.Error(err, "unable to create controller", "controller", controllerReplicaSet)
-			os.Exit(1)
-		}
-		watched = append(watched, mode.replicaSet(), mode.pod())
-	}
-	if slices.Contains(enabled, controllerChaosPod) {
-		if err := (&ChaosPodReconciler{
-			Client:           mgr.GetClient(),
-			Recorder:         mgr.GetEventRecorder("chaospod-controller"),
-			MetadataOnlyPods: mode.metadataOnlyPods,
-			Workers:          mode.chaosPodWorkers,
-		}).SetupWithManager(mgr); err != nil {
-			setupLog.Error(err, "unable to create controller", "controller", controllerChaosPod)
-			os.Exit(1)
-		}
-		watched = append(watched, &chaosv1.ChaosPod{}, mode.pod())
-	}
-
-	if err := setupPodWebhooks(mgr); err != nil {
-		setupLog.Error(err, "unable to create webhook", "webhook", "Pod")
-		os.Exit(1)
-	}
-	if err := setupChaosPodWebhooks(mgr); err != nil {
-		setupLog.Error(err, "unable to create webhook", "webhook", "ChaosPod")
-		os.Exit(1)
-	}
-
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		setupLog.Error(err, "unable to set up health check")
-		os.Exit(1)
-	}
-	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		setupLog.Error(err, "unable to set up ready check")
-		os.Exit(1)
-	}
-	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr.GetCache(), watched)); err != nil {
-		setupLog.Error(err, "unable to set up ready check")
+		setupLog.Error(err, "unable to set up manager")
 		os.Exit(1)
 	}
 
@@ -190,6 +90,146 @@ func main() {
 		setupLog.Error(err, "problem running manager")
 		os.Exit(1)
 	}
+}
+
+// parseFlags reads args with fs, on which controller-runtime's --kubeconfig
+// may already be registered (flag.CommandLine's is).
+func parseFlags(fs *flag.FlagSet, args []string) (settings, error) {
+	var (
+		s                   settings
+		controllers         string
+		tuned, expert, prio bool
+	)
+	fs.StringVar(&s.metricsAddr, "metrics-bind-address", ":8443", "The address the metrics endpoint binds to; 0 disables it.")
+	fs.StringVar(&s.probeAddr, "health-probe-bind-address", ":8081", "The address the probe endpoint binds to.")
+	fs.StringVar(&s.pprofAddr, "pprof-bind-address", "", "The address net/http/pprof binds to, for profiling it as the operator is profiled; empty disables it.")
+	fs.BoolVar(&s.secureMetrics, "metrics-secure", true, "Serve metrics over HTTPS with authentication and authorization; false serves plain HTTP.")
+	fs.BoolVar(&s.enableHTTP2, "enable-http2", false, "Enable HTTP/2 for the metrics and webhook servers.")
+	fs.BoolVar(&s.enableLeaderElection, "leader-elect", false, "Enable leader election for the controllers.")
+	fs.StringVar(&s.leaderElectionID, "leader-election-id", "crbaseline-leader", "The name of the leader election Lease.")
+	fs.IntVar(&s.webhookPort, "webhook-port", 9443, "The port the webhook server listens on.")
+	fs.StringVar(&s.webhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "The folder holding tls.crt and tls.key for the webhook server.")
+	fs.StringVar(&controllers, "controllers", controllerReplicaSet+","+controllerChaosPod, "Comma-separated controllers to run (replicaset, chaospod); webhooks always serve.")
+	fs.BoolVar(&tuned, "tuned", false, "Configure controller-runtime with the options an experienced user picks first (see tuned.go) instead of at its defaults.")
+	fs.BoolVar(&expert, "expert", false, "Configure controller-runtime with everything the operator does that it offers (see tuned.go) instead of at its defaults.")
+	fs.BoolVar(&prio, "priority-queue", true, "With --expert: run the controllers on controller-runtime's priority queue; false runs them on the plain FIFO work queue.")
+	s.zap.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return settings{}, err
+	}
+
+	var err error
+	if s.controllers, err = parseControllers(controllers); err != nil {
+		return settings{}, fmt.Errorf("invalid value for --controllers: %w", err)
+	}
+	prioSet := false
+	fs.Visit(func(f *flag.Flag) { prioSet = prioSet || f.Name == "priority-queue" })
+	if prioSet && !expert {
+		return settings{}, errors.New("--priority-queue needs --expert")
+	}
+	if s.mode, err = newMode(tuned, expert, prio); err != nil {
+		return settings{}, err
+	}
+	return s, nil
+}
+
+// managerOptions are the manager's options in s's mode, with
+// operator_cache_objects counting the informers of the cache they
+// configure (newManager registers it).
+func managerOptions(s settings) (ctrl.Options, *cacheObjects) {
+	// HTTP/2 stays off unless asked for (CVE-2023-44487, rapid reset), as
+	// the kubebuilder scaffold does.
+	var tlsOpts []func(*tls.Config)
+	if !s.enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+
+	metricsOptions := metricsserver.Options{
+		BindAddress:   s.metricsAddr,
+		SecureServing: s.secureMetrics,
+		TLSOpts:       tlsOpts,
+	}
+	if s.secureMetrics {
+		metricsOptions.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
+	objects := newCacheObjects(scheme)
+	cacheOptions := s.mode.cache
+	cacheOptions.NewInformer = objects.newInformer
+	return ctrl.Options{
+		Cache:                  cacheOptions,
+		Controller:             config.Controller{UsePriorityQueue: s.mode.usePriorityQueue},
+		Scheme:                 scheme,
+		Metrics:                metricsOptions,
+		HealthProbeBindAddress: s.probeAddr,
+		PprofBindAddress:       s.pprofAddr,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Port:    s.webhookPort,
+			CertDir: s.webhookCertDir,
+			TLSOpts: tlsOpts,
+		}),
+		LeaderElection:   s.enableLeaderElection,
+		LeaderElectionID: s.leaderElectionID,
+	}, objects
+}
+
+// newManager is the manager of opts with s's controllers, the webhooks,
+// the health checks, and objects registered in controller-runtime's
+// metrics registry.
+func newManager(cfg *rest.Config, opts ctrl.Options, objects *cacheObjects, s settings) (ctrl.Manager, error) {
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	m := s.mode
+
+	// The objects whose caches /readyz waits for.
+	var watched []client.Object
+	if slices.Contains(s.controllers, controllerReplicaSet) {
+		if err := (&ReplicaSetReconciler{
+			Client:           mgr.GetClient(),
+			Recorder:         mgr.GetEventRecorder("replicaset-controller"),
+			MetadataOnlyPods: m.metadataOnlyPods,
+			MetadataOnly:     m.metadataOnlyRS,
+			SkipLabeled:      m.skipLabeled,
+			Workers:          m.replicaSetWorkers,
+		}).SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("create controller %s: %w", controllerReplicaSet, err)
+		}
+		watched = append(watched, m.replicaSet(), m.pod())
+	}
+	if slices.Contains(s.controllers, controllerChaosPod) {
+		if err := (&ChaosPodReconciler{
+			Client:           mgr.GetClient(),
+			Recorder:         mgr.GetEventRecorder("chaospod-controller"),
+			MetadataOnlyPods: m.metadataOnlyPods,
+			Workers:          m.chaosPodWorkers,
+		}).SetupWithManager(mgr); err != nil {
+			return nil, fmt.Errorf("create controller %s: %w", controllerChaosPod, err)
+		}
+		watched = append(watched, &chaosv1.ChaosPod{}, m.pod())
+	}
+
+	if err := setupPodWebhooks(mgr, m.rawPodMutator); err != nil {
+		return nil, fmt.Errorf("create Pod webhooks: %w", err)
+	}
+	if err := setupChaosPodWebhooks(mgr); err != nil {
+		return nil, fmt.Errorf("create ChaosPod webhooks: %w", err)
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, fmt.Errorf("set up health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return nil, fmt.Errorf("set up ready check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("informers", informersSynced(mgr.GetCache(), watched)); err != nil {
+		return nil, fmt.Errorf("set up ready check: %w", err)
+	}
+	if err := metrics.Registry.Register(objects); err != nil {
+		return nil, fmt.Errorf("register operator_cache_objects: %w", err)
+	}
+	return mgr, nil
 }
 
 // parseControllers splits the --controllers value and rejects unknown names.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"runtime/debug"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -45,7 +47,10 @@ const (
 //     metadata-only and labeled through a metadata patch, Pods cached
 //     without labels and annotations, a predicate that drops ReplicaSet
 //     events for ReplicaSets already labeled (the reconciler's own patch
-//     echoing back, most of all), and the operator's heap floor.
+//     echoing back, most of all), reads without deep copy, equal metadata
+//     shared between cached objects, the Pod mutation as a raw admission
+//     handler, the priority queue set explicitly (--priority-queue=false
+//     gives the plain queue) and the operator's heap floor.
 type mode struct {
 	cache             cache.Options
 	metadataOnlyPods  bool
@@ -56,6 +61,29 @@ type mode struct {
 	unlimitedQPS      bool
 	gcPercent         int
 	gcHeapFloor       uint64
+	// rawPodMutator serves the Pod mutation through rawPodMutator instead
+	// of the typed defaulter.
+	rawPodMutator bool
+	// usePriorityQueue is the manager's controller option; nil leaves it
+	// to controller-runtime.
+	usePriorityQueue *bool
+}
+
+// newMode is the mode the flags ask for. priorityQueue is
+// --priority-queue, which only the expert mode reads: the flag parser
+// refuses it without --expert.
+func newMode(tuned, expert, priorityQueue bool) (mode, error) {
+	switch {
+	case tuned && expert:
+		return mode{}, errors.New("--tuned and --expert exclude each other")
+	case tuned:
+		return tunedMode(), nil
+	case expert:
+		m := expertMode()
+		m.usePriorityQueue = ptr.To(priorityQueue)
+		return m, nil
+	}
+	return defaultMode(), nil
 }
 
 func defaultMode() mode { return mode{} }
@@ -73,20 +101,30 @@ func tunedMode() mode {
 
 func expertMode() mode {
 	m := tunedMode()
+	// One interner for the whole cache, so that objects of different
+	// informers share too (a ChaosPod's Pod and another's).
+	in := newInterner()
 	m.cache = cache.Options{
-		// Everything cached loses managedFields, which nothing reads.
-		DefaultTransform: cache.TransformStripManagedFields(),
+		// Everything cached loses managedFields, which nothing reads, and
+		// shares equal metadata with other cached objects.
+		DefaultTransform: in.transform(cache.TransformStripManagedFields()),
 		// Pods also lose labels and annotations, as the operator's Pod
 		// cache does: both controllers only map a Pod to its controller
 		// through owner references, and the ChaosPod reconciler reads a
 		// Pod's UID, times and owner. ReplicaSets keep their labels (the
-		// reconciler decides on them).
+		// reconciler decides on them). A ByObject transform replaces the
+		// default one, so it interns too.
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}: {Transform: stripPodMetadata()},
+			&corev1.Pod{}: {Transform: in.transform(stripPodMetadata())},
 		},
+		// Reads return the cache's own objects: the reconcilers copy one
+		// before they change it, and only then.
+		DefaultUnsafeDisableDeepCopy: ptr.To(true),
 	}
 	m.metadataOnlyRS = true
 	m.skipLabeled = true
+	m.rawPodMutator = true
+	m.usePriorityQueue = ptr.To(true)
 	m.gcHeapFloor = operatorGCHeapFloor
 	return m
 }
@@ -107,12 +145,17 @@ func stripPodMetadata() toolscache.TransformFunc {
 	}
 }
 
-// apply sets what the mode changes outside the manager's options: the
-// client's rate limit and the garbage collector, for the process's life.
-func (m mode) apply(cfg *rest.Config) {
+// configureClient sets what the mode changes of the client's
+// configuration: its rate limit.
+func (m mode) configureClient(cfg *rest.Config) {
 	if m.unlimitedQPS {
 		cfg.QPS = -1
 	}
+}
+
+// configureGC sets the garbage collector's target and floor, for the
+// process's life.
+func (m mode) configureGC() {
 	if m.gcPercent > 0 && os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(m.gcPercent)
 	}
