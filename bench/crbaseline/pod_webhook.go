@@ -52,11 +52,11 @@ func (*podAnnotator) Default(_ context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-// rawPodMutator is the Pod defaulter as a raw admission.Handler: it reads
-// only the request's annotations, not the whole Pod, and answers with one
-// of three patches built once, where the typed defaulter decodes the Pod,
-// copies it, encodes it again and diffs the two encodings. Its effect is
-// podAnnotator's.
+// rawPodMutator is the Pod defaulter as a raw admission.Handler: it
+// decodes only the request's annotations, not the whole Pod, and answers
+// with one of four patches built once, where the typed defaulter decodes
+// the Pod, copies it, encodes it again and diffs the two encodings. Its
+// effect is podAnnotator's (pod_webhook_test.go holds them equal).
 type rawPodMutator struct{}
 
 // The JSON patches rawPodMutator answers with: metadata or the
