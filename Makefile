@@ -101,8 +101,8 @@ crbaseline: ## Build the controller-runtime baseline (bench/crbaseline, a separa
 	@printf '#!/bin/sh\nexec "$$(dirname "$$0")/crbaseline" --expert --priority-queue=false "$$@"\n' > $(BIN)/crbaseline-expert-fifo && chmod +x $(BIN)/crbaseline-expert-fifo
 
 .PHONY: bench-ab
-bench-ab: tools build crbaseline ## Side by side: the operator (A) against the controller-runtime baseline as an expert configures it (B), tuned (C) and at its defaults (D), alternating runs.
-	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator --ab=$(BIN)/crbaseline-expert,$(BIN)/crbaseline-tuned,$(BIN)/crbaseline $(BENCH_FLAGS)
+bench-ab: tools build crbaseline ## Side by side: the operator (A) against the controller-runtime baseline as an expert configures it (B), the same on a FIFO queue (C), tuned (D) and at its defaults (E), alternating runs.
+	OPERATOR_TEST_ASSETS=$${OPERATOR_TEST_ASSETS:-$(BIN)} go run ./bench --operator=$(BIN)/operator --ab=$(BIN)/crbaseline-expert,$(BIN)/crbaseline-expert-fifo,$(BIN)/crbaseline-tuned,$(BIN)/crbaseline $(BENCH_FLAGS)
 
 .PHONY: bench-ab-tuned
 bench-ab-tuned: tools build crbaseline ## The operator (A) against the tuned baseline (B) alone.
