@@ -581,6 +581,15 @@ func Timeout(seconds int32) WebhookOption {
 	return func(h *webhook.Hook) { h.TimeoutSeconds = seconds }
 }
 
+// ReadsMetadataOnly says the rule reads the object's metadata alone
+// (names, labels, annotations, owner references): the webhook decodes
+// nothing else of it, most of the cost of a large object, and a defaulter
+// that changes more than labels and annotations is answered with an
+// error. T must embed ObjectMeta.
+func ReadsMetadataOnly() WebhookOption {
+	return func(h *webhook.Hook) { h.MetadataOnly = true }
+}
+
 // checkRule reports the mistakes of a rule's declaration in one error
 // naming the rule, which fx would report as a type mismatch deep in the
 // graph, or the API server only when the configuration is applied.

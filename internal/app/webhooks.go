@@ -79,10 +79,11 @@ func userPods(h *webhook.Hook) {
 // the blast radius of an unavailable webhook to user namespaces. The
 // annotator is re-invoked if a later mutating webhook changes the Pod
 // (setting the annotation is idempotent), so a webhook that drops
-// annotations does not make the validator deny.
+// annotations does not make the validator deny. Both read one annotation,
+// so neither decodes more than the Pod's metadata.
 var PodWebhooks = fx.Options(
-	Mutating[corev1.Pod](PodResource.Resource, admission.NewPodAnnotator, Named("pod-annotator.hexagonal-operator.io"), userPods, reinvoked),
-	Validating[corev1.Pod](PodResource.Resource, admission.NewPodValidator, Named("pod-validator.hexagonal-operator.io"), userPods),
+	Mutating[corev1.Pod](PodResource.Resource, admission.NewPodAnnotator, Named("pod-annotator.hexagonal-operator.io"), userPods, reinvoked, ReadsMetadataOnly()),
+	Validating[corev1.Pod](PodResource.Resource, admission.NewPodValidator, Named("pod-validator.hexagonal-operator.io"), userPods, ReadsMetadataOnly()),
 )
 
 func reinvoked(h *webhook.Hook) {
@@ -103,7 +104,7 @@ func reinvoked(h *webhook.Hook) {
 // ChaosPod that does not exist passed in those namespaces (kube-system
 // among them) once they held any ChaosPod.
 var OperatorPodWebhooks = Validating[corev1.Pod](PodResource.Resource, newOperatorPodValidator,
-	Named("operator-pod-validator.hexagonal-operator.io"), At(OperatorPodValidatePath), Operations(admissionregistrationv1.Create), equivalent, operatorOnly)
+	Named("operator-pod-validator.hexagonal-operator.io"), At(OperatorPodValidatePath), Operations(admissionregistrationv1.Create), equivalent, operatorOnly, ReadsMetadataOnly())
 
 type operatorPodParams struct {
 	fx.In

@@ -54,23 +54,43 @@ func (r Resource) check(req *admissionv1.AdmissionRequest) error {
 // the rule, and the rule's context carries the request's facts
 // (ports.AdmissionRequestFromContext). Set h's other fields first.
 func Mutating[T any](h Hook, d ports.Defaulter[*T]) Hook {
-	h.Type, h.Admitter = MutatingHook, &admitter[T]{res: h.Resource, ops: h.Operations, defaulter: d}
+	h.Type, h.Admitter = MutatingHook, &admitter[T]{res: h.Resource, ops: h.Operations, metadataOnly: h.MetadataOnly, defaulter: d}
 	return h
 }
 
 // Validating is the row h serving the validator v, as [Mutating] is for a
 // defaulter.
 func Validating[T any](h Hook, v ports.Validator[*T]) Hook {
-	h.Type, h.Admitter = ValidatingHook, &admitter[T]{res: h.Resource, ops: h.Operations, validator: v}
+	h.Type, h.Admitter = ValidatingHook, &admitter[T]{res: h.Resource, ops: h.Operations, metadataOnly: h.MetadataOnly, validator: v}
 	return h
 }
 
 // admitter adapts one rule, a defaulter or a validator, to an Admitter.
 type admitter[T any] struct {
-	res       Resource
-	ops       []admissionregistrationv1.OperationType
-	defaulter ports.Defaulter[*T]
-	validator ports.Validator[*T]
+	res          Resource
+	ops          []admissionregistrationv1.OperationType
+	metadataOnly bool
+	defaulter    ports.Defaulter[*T]
+	validator    ports.Validator[*T]
+}
+
+// check refuses a metadata-only rule on a type without ObjectMeta, which
+// would have nowhere to decode the metadata into.
+func (a *admitter[T]) check() error {
+	if _, ok := objectMeta(new(T)); a.metadataOnly && !ok {
+		return fmt.Errorf("metadata only, but %T has no ObjectMeta", new(T))
+	}
+	return nil
+}
+
+// objectMeta is obj's own ObjectMeta, as every API type embeds it.
+func objectMeta(obj any) (*metav1.ObjectMeta, bool) {
+	acc, ok := obj.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return nil, false
+	}
+	m, ok := acc.GetObjectMeta().(*metav1.ObjectMeta)
+	return m, ok && m != nil
 }
 
 func (a *admitter[T]) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
@@ -84,7 +104,7 @@ func (a *admitter[T]) Admit(ctx context.Context, req *admissionv1.AdmissionReque
 	if !served || op == admissionregistrationv1.Connect || (a.defaulter != nil && op == admissionregistrationv1.Delete) {
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
-	obj, old, err := decodeObjects[T](req, a.defaulter == nil)
+	obj, old, err := decodeObjects[T](req, a.defaulter == nil, a.metadataOnly)
 	if err != nil {
 		return errored(http.StatusBadRequest, err)
 	}
@@ -119,13 +139,20 @@ func (a *admitter[T]) mutate(ctx context.Context, req *admissionv1.AdmissionRequ
 	)
 	if c, ok := any(obj).(interface{ DeepCopy() *T }); ok {
 		before = c.DeepCopy()
-	} else if before, err = decodeObject[T](req.Object.Raw, "object"); err != nil {
+	} else if before, err = decodeObject[T](req.Object.Raw, "object", a.metadataOnly); err != nil {
 		return errored(http.StatusBadRequest, err)
 	}
 	warnings, err := a.defaulter.Default(ctx, obj)
 	resp := verdict(warnings, err)
 	if !resp.Allowed {
 		return resp
+	}
+	if a.metadataOnly {
+		ops, ok := metadataOnlyPatch(before, obj, req.Object.Raw)
+		if !ok {
+			return errored(http.StatusInternalServerError, fmt.Errorf("the %s rule reads metadata only but changed more than labels and annotations", a.res.Kind.Kind))
+		}
+		return withPatch(resp, ops)
 	}
 	// Most rules change labels or annotations only: such a change becomes
 	// its patch directly, anything else is diffed below.
@@ -205,8 +232,9 @@ func encodePatch(ops []jsonpatch.Operation) ([]byte, error) {
 }
 
 // decodeObjects decodes the request's object (required on CREATE and
-// UPDATE) and old object (required on UPDATE and DELETE when withOld).
-func decodeObjects[T any](req *admissionv1.AdmissionRequest, withOld bool) (obj, old *T, err error) {
+// UPDATE) and old object (required on UPDATE and DELETE when withOld),
+// their metadata alone when metadataOnly.
+func decodeObjects[T any](req *admissionv1.AdmissionRequest, withOld, metadataOnly bool) (obj, old *T, err error) {
 	op := req.Operation
 	if op != admissionv1.Delete && len(req.Object.Raw) == 0 {
 		return obj, old, fmt.Errorf("%s request without request.object", op)
@@ -214,10 +242,10 @@ func decodeObjects[T any](req *admissionv1.AdmissionRequest, withOld bool) (obj,
 	if withOld && op != admissionv1.Create && len(req.OldObject.Raw) == 0 {
 		return obj, old, fmt.Errorf("%s request without request.oldObject", op)
 	}
-	if obj, err = decodeObject[T](req.Object.Raw, "object"); err != nil {
+	if obj, err = decodeObject[T](req.Object.Raw, "object", metadataOnly); err != nil {
 		return obj, old, err
 	}
-	old, err = decodeObject[T](req.OldObject.Raw, "oldObject")
+	old, err = decodeObject[T](req.OldObject.Raw, "oldObject", metadataOnly)
 	return obj, old, err
 }
 
@@ -247,15 +275,26 @@ func unmarshal(data []byte, v any) error {
 	return errors.New(msg)
 }
 
-// decodeObject decodes raw into a new T; nil when raw is empty.
-func decodeObject[T any](raw []byte, field string) (*T, error) {
+// decodeObject decodes raw into a new T; nil when raw is empty. With
+// metadataOnly it decodes the object's metadata into T's ObjectMeta and
+// skips the rest unread (check makes sure T has one).
+func decodeObject[T any](raw []byte, field string, metadataOnly bool) (*T, error) {
 	if len(raw) == 0 {
 		return nil, nil
 	}
 	obj := new(T)
-	if err := unmarshal(raw, obj); err != nil {
+	meta, ok := objectMeta(obj)
+	if !metadataOnly || !ok {
+		if err := unmarshal(raw, obj); err != nil {
+			return nil, fmt.Errorf("decode request.%s: %w", field, err)
+		}
+		return obj, nil
+	}
+	var partial metav1.PartialObjectMetadata
+	if err := unmarshal(raw, &partial); err != nil {
 		return nil, fmt.Errorf("decode request.%s: %w", field, err)
 	}
+	*meta = partial.ObjectMeta
 	return obj, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/randfill"
 )
 
 // Objects decode as the API server decodes them: field names match
@@ -38,7 +39,7 @@ func TestDecodeObjectMatchesFieldNamesExactly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			pod, err := decodeObject[corev1.Pod]([]byte(tt.raw), "object")
+			pod, err := decodeObject[corev1.Pod]([]byte(tt.raw), "object", false)
 			if tt.wantErr != "" {
 				require.ErrorContains(t, err, tt.wantErr)
 				assert.NotContains(t, err.Error(), "error found in #", "the error quotes the body")
@@ -47,6 +48,35 @@ func TestDecodeObjectMatchesFieldNamesExactly(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantAnnotations, pod.Annotations)
 		})
+	}
+}
+
+// A metadata-only decode gives the ObjectMeta a whole decode gives, every
+// field of it (filled at random, with the rest of the Pod), and nothing
+// else of the object.
+func TestDecodeMetadataOnlyKeepsEveryMetadataField(t *testing.T) {
+	t.Parallel()
+	f := randfill.NewWithSeed(1).NilChance(0.2).NumElements(1, 3).Funcs(
+		// Decoding always gives times at second precision in UTC, and a
+		// quantity its canonical form; neither is this test's concern.
+		func(tm *metav1.Time, c randfill.Continue) { *tm = metav1.Unix(c.Int63n(1<<31), 0).Rfc3339Copy() },
+		func(q *resource.Quantity, c randfill.Continue) {
+			*q = *resource.NewQuantity(c.Int63n(1000), resource.DecimalSI)
+		},
+		func(raw *runtime.RawExtension, c randfill.Continue) { raw.Raw = []byte(`{"a":1}`) },
+		func(fields *metav1.FieldsV1, c randfill.Continue) { fields.Raw = []byte(`{"f:metadata":{}}`) },
+	)
+	for i := range 50 {
+		var pod corev1.Pod
+		f.Fill(&pod)
+		raw, err := json.Marshal(&pod)
+		require.NoError(t, err)
+		whole, err := decodeObject[corev1.Pod](raw, "object", false)
+		require.NoError(t, err, "pod %d", i)
+		meta, err := decodeObject[corev1.Pod](raw, "object", true)
+		require.NoError(t, err, "pod %d", i)
+		assert.Equal(t, whole.ObjectMeta, meta.ObjectMeta, "pod %d", i)
+		assert.Equal(t, corev1.Pod{ObjectMeta: whole.ObjectMeta}, *meta, "pod %d: more than metadata decoded", i)
 	}
 }
 

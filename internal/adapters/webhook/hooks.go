@@ -44,6 +44,12 @@ type Hook struct {
 	MatchConditions   []admissionregistrationv1.MatchCondition
 	// ReinvocationPolicy applies to mutating hooks only.
 	ReinvocationPolicy admissionregistrationv1.ReinvocationPolicyType
+	// MetadataOnly says the rule reads the object's metadata alone (names,
+	// labels, annotations, owner references): the admitter decodes nothing
+	// else, which is most of the cost of a large object, and a defaulter
+	// that changes anything else is answered with an error rather than a
+	// patch of fields it never saw. Set it before Mutating or Validating.
+	MetadataOnly bool
 }
 
 // validate checks the registration and returns every path served.
@@ -65,6 +71,10 @@ func validate(hooks []Hook, conversions []Conversion) ([]string, error) {
 		checkPath(what, h.Path)
 		if h.Admitter == nil {
 			errs = append(errs, fmt.Errorf("%s: no admitter", what))
+		} else if c, ok := h.Admitter.(interface{ check() error }); ok {
+			if err := c.check(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", what, err))
+			}
 		}
 		if len(h.Operations) == 0 {
 			errs = append(errs, fmt.Errorf("%s: no operations", what))

@@ -22,6 +22,12 @@ func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool)
 	if b.GetName() == "" && b.GetGenerateName() == "" && b.GetNamespace() == "" {
 		return nil, false
 	}
+	return metadataOps(b, a, before, after)
+}
+
+// metadataOps is metadataPatch without its check that the request carries
+// metadata: b and a are before and after as metav1.Objects.
+func metadataOps[T any](b, a metav1.Object, before, after *T) (ops []jsonpatch.Operation, ok bool) {
 	labelOps, ok := mapPatch("/metadata/labels", b.GetLabels(), a.GetLabels())
 	if !ok {
 		return nil, false
@@ -42,6 +48,21 @@ func metadataPatch[T any](before, after *T) (ops []jsonpatch.Operation, ok bool)
 		return nil, false
 	}
 	return append(labelOps, annotationOps...), true
+}
+
+// metadataOnlyPatch is the patch of a rule that saw raw's metadata alone:
+// not ok when it changed more than labels and annotations. When raw has
+// no metadata at all, the patch adds it first.
+func metadataOnlyPatch[T any](before, after *T, raw []byte) (ops []jsonpatch.Operation, ok bool) {
+	b, okB := any(before).(metav1.Object)
+	a, okA := any(after).(metav1.Object)
+	if !okB || !okA {
+		return nil, false
+	}
+	if ops, ok = metadataOps(b, a, before, after); !ok || len(ops) == 0 || applies(ops, raw) {
+		return ops, ok
+	}
+	return append([]jsonpatch.Operation{{Operation: "add", Path: "/metadata", Value: map[string]any{}}}, ops...), true
 }
 
 // mapPatch is the patch of one string map at path, as a diff of the

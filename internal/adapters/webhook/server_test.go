@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -450,6 +451,61 @@ func facts(ctx context.Context) ports.Warnings {
 		return ports.Warnings{"no request in the context"}
 	}
 	return ports.Warnings{string(req.Operation), req.Namespace + "/" + req.Name, req.Username, map[bool]string{true: "dry", false: "wet"}[req.DryRun]}
+}
+
+// A metadata-only rule sees the object's metadata and nothing else, and
+// answers as a rule given the whole object would; one that changes more
+// than labels and annotations gets an error, not a patch of fields it
+// never saw.
+func TestMetadataOnlyRulesSeeMetadataAlone(t *testing.T) {
+	t.Parallel()
+	metadataOnly := func(path string) webhook.Hook {
+		return withHook(testHook(path), func(h *webhook.Hook) { h.MetadataOnly = true })
+	}
+	var seen []corev1.PodSpec
+	var mu sync.Mutex
+	hooks := []webhook.Hook{
+		webhook.Mutating(metadataOnly("/annotate"), defaultFunc(func(_ context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+			mu.Lock()
+			seen = append(seen, pod.Spec)
+			mu.Unlock()
+			pod.Annotations = map[string]string{"a": "b"}
+			return nil, nil
+		})),
+		webhook.Mutating(testHook("/annotate-whole"), defaultFunc(func(_ context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+			pod.Annotations = map[string]string{"a": "b"}
+			return nil, nil
+		})),
+		webhook.Mutating(metadataOnly("/spec"), defaultFunc(func(_ context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+			pod.Spec.NodeName = "n"
+			return nil, nil
+		})),
+		webhook.Validating(metadataOnly("/owned"), validateFunc(func(_ context.Context, pod *corev1.Pod) (ports.Warnings, error) {
+			if len(pod.OwnerReferences) == 0 || pod.Spec.Containers != nil {
+				return nil, ports.Denied("no owner, or more than metadata")
+			}
+			return nil, nil
+		})),
+	}
+	f := startFixture(t, hooks, nil)
+	pod := testPod(map[string]string{"x": "y"})
+	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs", UID: "u1"}}
+	review := podReview(t, "m1", admissionv1.Create, pod, nil)
+
+	got := f.admit(t, "/annotate", review)
+	require.True(t, got.Allowed)
+	whole := f.admit(t, "/annotate-whole", review)
+	assert.JSONEq(t, string(whole.Patch), string(got.Patch), "the patch of a rule given the whole object")
+	require.Len(t, seen, 1)
+	assert.Equal(t, corev1.PodSpec{}, seen[0], "the rule saw the spec")
+
+	assert.True(t, f.admit(t, "/owned", review).Allowed)
+
+	bad := f.admit(t, "/spec", review)
+	assert.False(t, bad.Allowed)
+	assert.Equal(t, int32(http.StatusInternalServerError), bad.Result.Code)
+	assert.Contains(t, bad.Result.Message, "metadata only")
+	assert.Empty(t, bad.Patch)
 }
 
 func TestUnknownPathIsNotFound(t *testing.T) {

@@ -384,6 +384,8 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		{name: "no type", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.Type = "" })}, wantErr: "type"},
 		{name: "no operations", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.Operations = nil })}, wantErr: "no operations"},
 		{name: "timeout", hooks: []webhook.Hook{withHook(hook, func(h *webhook.Hook) { h.TimeoutSeconds = 31 })}, wantErr: "outside 1..30"},
+		{name: "metadata only without ObjectMeta", hooks: []webhook.Hook{webhook.Validating(withHook(testHook("/plain"), func(h *webhook.Hook) { h.MetadataOnly = true }),
+			ports.Validator[*plainObject](nil))}, wantErr: "has no ObjectMeta"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -406,6 +408,9 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		require.Error(t, err)
 	})
 }
+
+// plainObject is a type a rule could take that embeds no ObjectMeta.
+type plainObject struct{ Name string }
 
 func withHook(h webhook.Hook, edit func(*webhook.Hook)) webhook.Hook {
 	edit(&h)
