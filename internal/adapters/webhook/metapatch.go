@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	jsoniter "github.com/json-iterator/go"
 	"gomodules.xyz/jsonpatch/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -52,15 +53,23 @@ func metadataOps[T any](b, a metav1.Object, before, after *T) (ops []jsonpatch.O
 
 // metadataOnlyPatch is the patch of a rule that saw raw's metadata alone:
 // not ok when it changed more than labels and annotations. When raw has
-// no metadata at all, the patch adds it first.
+// no metadata at all, the patch adds it first. Whether it has is asked of
+// raw only when the metadata decoded from it is empty, which a request of
+// the API server's never is (every object has a name or generateName):
+// finding a key in a large object is most of a request's cost.
 func metadataOnlyPatch[T any](before, after *T, raw []byte) (ops []jsonpatch.Operation, ok bool) {
 	b, okB := any(before).(metav1.Object)
 	a, okA := any(after).(metav1.Object)
-	if !okB || !okA {
+	m, okM := objectMeta(before)
+	if !okB || !okA || !okM {
 		return nil, false
 	}
-	if ops, ok = metadataOps(b, a, before, after); !ok || len(ops) == 0 || applies(ops, raw) {
+	if ops, ok = metadataOps(b, a, before, after); !ok || len(ops) == 0 {
 		return ops, ok
+	}
+	if m.Name != "" || m.GenerateName != "" || !reflect.DeepEqual(*m, metav1.ObjectMeta{}) ||
+		decodeConfig.Get(raw, "metadata").ValueType() != jsoniter.InvalidValue {
+		return ops, true
 	}
 	return append([]jsonpatch.Operation{{Operation: "add", Path: "/metadata", Value: map[string]any{}}}, ops...), true
 }

@@ -77,3 +77,67 @@ func TestMetadataPatch(t *testing.T) {
 		})
 	}
 }
+
+// A metadata-only rule's patch applies to the object as received, whatever
+// metadata it carries: none at all (the patch adds it first), or fields
+// this build does not know, which the patch keeps.
+func TestMetadataOnlyPatchAppliesToTheRawObject(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, raw string
+		wantFirst string // the first operation's path
+	}{
+		{"named", `{"metadata":{"name":"p","namespace":"ns"},"spec":{"containers":[{"name":"c"}]}}`, "/metadata/annotations"},
+		{"annotated", `{"metadata":{"generateName":"p-","annotations":{"x":"y"}},"spec":{}}`, "/metadata/annotations/a"},
+		{"no metadata", `{"spec":{"containers":[{"name":"c"}]}}`, "/metadata"},
+		{"unknown metadata only", `{"metadata":{"future":{"k":1}},"spec":{}}`, "/metadata/annotations"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			raw := []byte(tt.raw)
+			before, err := decodeObject[corev1.Pod](raw, "object", true)
+			require.NoError(t, err)
+			after := before.DeepCopy()
+			if after.Annotations == nil {
+				after.Annotations = map[string]string{}
+			}
+			after.Annotations["a"] = "b"
+			ops, ok := metadataOnlyPatch(before, after, raw)
+			require.True(t, ok)
+			require.NotEmpty(t, ops)
+			assert.Equal(t, tt.wantFirst, ops[0].Path)
+			encoded, err := json.Marshal(ops)
+			require.NoError(t, err)
+			patch, err := jsonpatchapply.DecodePatch(encoded)
+			require.NoError(t, err)
+			patched, err := patch.Apply(raw)
+			require.NoError(t, err, "patch %s", encoded)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal(patched, &got))
+			var want map[string]any
+			require.NoError(t, json.Unmarshal(raw, &want))
+			meta, _ := want["metadata"].(map[string]any)
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			annotations, _ := meta["annotations"].(map[string]any)
+			if annotations == nil {
+				annotations = map[string]any{}
+			}
+			annotations["a"] = "b"
+			meta["annotations"] = annotations
+			want["metadata"] = meta
+			assert.Equal(t, want, got, "the object as received with the annotation, nothing lost")
+		})
+	}
+
+	t.Run("more than metadata", func(t *testing.T) {
+		t.Parallel()
+		before := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+		after := before.DeepCopy()
+		after.Spec.NodeName = "n"
+		_, ok := metadataOnlyPatch(before, after, []byte(`{"metadata":{"name":"p"}}`))
+		assert.False(t, ok)
+	})
+}
