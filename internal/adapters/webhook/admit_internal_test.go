@@ -63,8 +63,8 @@ func TestDecodeMetadataOnlyKeepsEveryMetadataField(t *testing.T) {
 		func(q *resource.Quantity, c randfill.Continue) {
 			*q = *resource.NewQuantity(c.Int63n(1000), resource.DecimalSI)
 		},
-		func(raw *runtime.RawExtension, c randfill.Continue) { raw.Raw = []byte(`{"a":1}`) },
-		func(fields *metav1.FieldsV1, c randfill.Continue) { fields.Raw = []byte(`{"f:metadata":{}}`) },
+		func(raw *runtime.RawExtension, _ randfill.Continue) { raw.Raw = []byte(`{"a":1}`) },
+		func(fields *metav1.FieldsV1, _ randfill.Continue) { fields.SetRawBytes([]byte(`{"f:metadata":{}}`)) },
 	)
 	for i := range 50 {
 		var pod corev1.Pod
