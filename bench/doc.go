@@ -176,7 +176,8 @@
 // holds one line per workload, `name  figure=value  …`, and ends with a
 // markdown table of the medians in the figures' own spelling, the table
 // docs/performance.md pastes with the log it came from (bench/results/);
-// progress goes to stderr. With --runs each figure is the median of its
+// progress goes to stderr. Both write paths below the working directory
+// relative to it, so a committed log names no checkout. With --runs each figure is the median of its
 // runs, figure by figure. With --ab a workload prints A's line, then B's
 // and B/A, C's and C/A…, where B/A divides every measured figure of B by
 // A's (a ratio above 1 means B is larger: slower for times, faster for

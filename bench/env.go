@@ -257,7 +257,18 @@ func ignoreNotFound(err error) error {
 
 // logf reports progress on stderr; stdout carries only the figures.
 func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	fmt.Fprint(os.Stderr, relative("bench: "+fmt.Sprintf(format, args...)+"\n"))
+}
+
+// relative writes the paths of s below the working directory relative to
+// it: a run's log is committed with its table (bench/results/), and should
+// not name the folder of the checkout it ran in.
+func relative(s string) string {
+	wd, err := os.Getwd()
+	if err != nil || wd == "/" {
+		return s
+	}
+	return strings.ReplaceAll(s, wd+string(os.PathSeparator), "")
 }
 
 // scratch creates a namespace for one run and returns a cleanup that

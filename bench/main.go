@@ -121,7 +121,7 @@ func parseFlags(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	opts.command = strings.Join(append([]string{"go run ./bench"}, args...), " ")
+	opts.command = relative(strings.Join(append([]string{"go run ./bench"}, args...), " "))
 	for _, v := range strings.Split(scaleN, ",") {
 		v = strings.TrimSpace(v)
 		if v == "" {
