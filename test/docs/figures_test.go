@@ -322,32 +322,29 @@ func isRatioLabel(label string) bool {
 var tableSeparator = regexp.MustCompile(`^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$`)
 
 // markdownTables returns the tables of a markdown text outside its fenced
-// blocks, their cells cleared of code spans and link targets.
+// blocks (proseLines), their cells cleared of code spans and link targets.
 func markdownTables(text string) []markdownTable {
+	type numbered struct {
+		n    int
+		text string
+	}
+	var lines []numbered
+	for n, line := range proseLines(text) {
+		lines = append(lines, numbered{n, strings.TrimSpace(line)})
+	}
+	// next says whether line i+1 follows line i in the text: a fenced
+	// block between them ends a table.
+	next := func(i int) bool { return i+1 < len(lines) && lines[i+1].n == lines[i].n+1 }
 	var tables []markdownTable
-	lines := strings.Split(text, "\n")
-	fence := ""
 	for i := 0; i < len(lines); i++ {
-		trimmed := strings.TrimSpace(lines[i])
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
-				fence = ""
-			}
+		if !strings.HasPrefix(lines[i].text, "|") || !next(i) || !tableSeparator.MatchString(lines[i+1].text) {
 			continue
 		}
-		if f := fenceOf(trimmed); f != "" {
-			fence = f
-			continue
-		}
-		if !strings.HasPrefix(trimmed, "|") || i+1 >= len(lines) || !tableSeparator.MatchString(strings.TrimSpace(lines[i+1])) {
-			continue
-		}
-		table := markdownTable{line: i + 1, header: tableCells(trimmed)}
-		for i += 2; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), "|"); i++ {
-			table.rows = append(table.rows, tableRow{line: i + 1, cells: tableCells(strings.TrimSpace(lines[i]))})
+		table := markdownTable{line: lines[i].n, header: tableCells(lines[i].text)}
+		for i++; next(i) && strings.HasPrefix(lines[i+1].text, "|"); i++ {
+			table.rows = append(table.rows, tableRow{line: lines[i+1].n, cells: tableCells(lines[i+1].text)})
 		}
 		tables = append(tables, table)
-		i-- // the line after the table is looked at again
 	}
 	return tables
 }
