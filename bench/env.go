@@ -263,13 +263,27 @@ func logf(format string, args ...any) {
 // relative writes the paths of s below the working directory relative to
 // it: a run's log is committed with its table (bench/results/), and should
 // not name the folder of the checkout it ran in.
-func relative(s string) string {
-	wd, err := os.Getwd()
-	if err != nil || wd == "/" {
+func relative(s string) string { return relativeTo(workingDir(), s) }
+
+// relativeTo writes the paths of s below dir relative to it; s as it is
+// when dir is empty.
+func relativeTo(dir, s string) string {
+	if dir == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, wd+string(os.PathSeparator), "")
+	return strings.ReplaceAll(s, dir+string(os.PathSeparator), "")
 }
+
+// workingDir is the driver's working directory, read once: the driver
+// never changes it. Empty when unknown or the root, where every path is
+// below it.
+var workingDir = sync.OnceValue(func() string {
+	wd, err := os.Getwd()
+	if err != nil || wd == "/" {
+		return ""
+	}
+	return wd
+})
 
 // scratch creates a namespace for one run and returns a cleanup that
 // deletes it; the cleanup may be called early and again from a defer.

@@ -73,10 +73,8 @@ func TestParseFlags(t *testing.T) {
 // Paths below the working directory are written relative to it, so a
 // committed log does not name the checkout it ran in; others stay whole.
 func TestLogsWritePathsRelativeToTheWorkingDirectory(t *testing.T) {
-	dir := t.TempDir()
-	t.Chdir(dir)
-	wd, err := os.Getwd()
-	require.NoError(t, err)
+	t.Parallel()
+	wd := t.TempDir()
 	tests := []struct{ in, want string }{
 		{"go run ./bench --operator=" + wd + "/bin/operator --ab=" + wd + "/bin/crbaseline-expert", "go run ./bench --operator=bin/operator --ab=bin/crbaseline-expert"},
 		{"memory A (" + wd + "/bin/operator): heap", "memory A (bin/operator): heap"},
@@ -84,6 +82,7 @@ func TestLogsWritePathsRelativeToTheWorkingDirectory(t *testing.T) {
 		{"the folder itself " + wd, "the folder itself " + wd},
 	}
 	for _, tc := range tests {
-		assert.Equal(t, tc.want, relative(tc.in))
+		assert.Equal(t, tc.want, relativeTo(wd, tc.in))
+		assert.Equal(t, tc.in, relativeTo("", tc.in), "no working directory known")
 	}
 }
