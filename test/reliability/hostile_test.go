@@ -298,7 +298,7 @@ func TestHostileAddressDoesNotStarveTheAPIServer(t *testing.T) {
 			figure(t, name("requests-evicted"), evictedRequests)
 			figure(t, name("connections-evicted-for-requests"), delta("operator_webhook_connections_evicted_total", map[string]string{"resource": "requests"}))
 			figure(t, name("connections-evicted-for-connections"), delta("operator_webhook_connections_evicted_total", map[string]string{"resource": "connections"}))
-			for _, reason := range []string{"client_connections", "connections", "handshake_rate"} {
+			for _, reason := range []string{"client_connections", "connections"} {
 				figure(t, name("connections-reset-"+reason), delta("operator_webhook_connections_rejected_total", map[string]string{"reason": reason}))
 			}
 			figure(t, name("flood-dials"), flood.dials.Load())

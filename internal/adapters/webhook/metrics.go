@@ -67,7 +67,7 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 		}, []string{"webhook", "reason"}),
 		rejectedConns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "operator_webhook_connections_rejected_total",
-			Help: "Connections to the webhook server reset as soon as they were accepted: every connection was taken and their client address held its fair share of them, or it opened connections faster than its TLS handshake rate.",
+			Help: "Connections to the webhook server reset as soon as they were accepted: every connection was taken and their client address held its fair share of them, or nothing could be given up for it.",
 		}, []string{"reason"}),
 		evicted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "operator_webhook_requests_evicted_total",

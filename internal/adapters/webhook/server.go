@@ -20,7 +20,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	admissionv1 "k8s.io/api/admission/v1"
-	"k8s.io/utils/clock"
 )
 
 // CertSource is the server's certificate (internal/adapters/certs): started
@@ -42,7 +41,6 @@ type Server struct {
 	metrics     *metrics
 	mux         *http.ServeMux
 	budget      *budget
-	handshakes  *handshakes
 
 	draining atomic.Bool // set by Stop: responses close their connection
 
@@ -73,9 +71,8 @@ func New(opts Options, certs CertSource, hooks []Hook, reg prometheus.Registerer
 	}
 	s := &Server{
 		opts: opts, certs: certs, log: logger, metrics: m, mux: http.NewServeMux(), conns: map[net.Conn]http.ConnState{},
-		budget:     newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes, m.evictedConns),
-		handshakes: newHandshakes(clock.RealClock{}),
-		hooks:      len(hooks), conversions: len(conversions),
+		budget: newBudget(opts.MaxBodyBytesInFlight, opts.MaxRequestsInFlight, m.bodyBytes, m.evictedConns),
+		hooks:  len(hooks), conversions: len(conversions),
 	}
 	for _, h := range hooks {
 		s.mux.Handle(h.Path, s.leased(h.Path, s.handle(h.Path, "admission request", m.panics, s.serveAdmission(h))))
@@ -106,7 +103,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("webhook server: %w", err), s.certs.Stop(ctx))
 	}
-	ln = &shareListener{Listener: ln, budget: s.budget, handshakes: s.handshakes, refused: s.metrics.rejectedConns}
+	ln = &shareListener{Listener: ln, budget: s.budget, refused: s.metrics.rejectedConns}
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(s.opts.EnableHTTP2)

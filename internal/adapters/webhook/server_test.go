@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -810,7 +811,7 @@ func TestBudgetGivesANewcomerRoomAndRefusesAHoarder(t *testing.T) {
 				}
 				assert.Equal(t, want, got[fmt.Sprintf(`operator_webhook_requests_rejected_total{reason=%q,webhook="/mutate--v1-pod"}`, reason)], reason)
 			}
-			for _, reason := range []string{"connections", "client_connections", "handshake_rate"} {
+			for _, reason := range []string{"connections", "client_connections"} {
 				want := 0.0
 				if reason == tt.reason {
 					want = 1
@@ -970,27 +971,79 @@ func TestConnectionsAreSharedAmongAddresses(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond, "the address connects again once it holds less than its share")
 }
 
-// An address that opens connections faster than its handshake rate has
-// the rest reset at accept, before any TLS is spent, while another
-// address connects.
-func TestHandshakeRateIsHeldPerAddress(t *testing.T) {
+// However few idle connections a client keeps and however fast it opens
+// new ones, none is refused while its calls could not fill the server.
+// The API server keeps 25 idle connections per webhook host and opens one
+// for every call beyond them; Go's transport also dials some it never
+// uses and closes others as it goes, so it may hold about twice as many
+// connections as it makes calls at once, hence callers at most a quarter
+// of the server's connections.
+func TestChurnedConnectionsAreNeverRefused(t *testing.T) {
 	t.Parallel()
-	f := startFixture(t, podHooks(), nil)
-	webhook.FreezeHandshakes(f.server)
-	d := &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}}
-	// Plain TCP: the server waits for a ClientHello on each.
-	for i := range webhook.HandshakeBurst + 10 {
-		conn, err := d.Dial("tcp", f.server.Addr().String())
-		if i >= webhook.HandshakeBurst && err != nil {
-			continue // reset before the dial returned
-		}
-		require.NoError(t, err, "connection %d", i)
-		t.Cleanup(func() { _ = conn.Close() })
+	tests := []struct {
+		name    string
+		slots   int // the server's MaxRequestsInFlight, 0 for the default
+		callers int
+		idle    int // the client's idle connections per host; -1 keeps none
+	}{
+		{name: "the API server's idle pool, 64 callers", callers: 64, idle: 25},
+		{name: "the API server's idle pool, 200 callers", callers: 200, idle: 25},
+		{name: "one idle connection", slots: 64, callers: 16, idle: 1},
+		{name: "none kept alive", slots: 64, callers: 16, idle: -1},
 	}
-	require.Eventually(t, func() bool {
-		return operatorMetrics(t, f.reg)[`operator_webhook_connections_rejected_total{reason="handshake_rate"}`] == 10
-	}, 5*time.Second, 5*time.Millisecond, "the connections past the burst are reset")
-	assert.True(t, f.admit(t, app.PodMutatePath, podReview(t, "u1", admissionv1.Create, testPod(nil), nil)).Allowed, "another address is served")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := startFixture(t, podHooks(), func(o *webhook.Options) { o.MaxRequestsInFlight = tt.slots })
+			client := newClient(f.ca)
+			tr := client.Transport.(*http.Transport)
+			tr.MaxIdleConnsPerHost, tr.DisableKeepAlives = max(tt.idle, 0), tt.idle < 0
+			t.Cleanup(client.CloseIdleConnections)
+			const calls = 20
+			body := podReview(t, "u1", admissionv1.Create, testPod(nil), nil)
+			var failed atomic.Int64
+			var wg sync.WaitGroup
+			for c := range tt.callers {
+				wg.Go(func() {
+					for i := range calls {
+						if err := postReview(client, f.base+app.PodMutatePath, body); err != nil {
+							if failed.Add(1) == 1 {
+								t.Errorf("caller %d, call %d: %v", c, i, err)
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			assert.Zero(t, failed.Load(), "calls failed of %d", tt.callers*calls)
+			rejected := operatorMetrics(t, f.reg)
+			for _, reason := range []string{"client_connections", "connections"} {
+				assert.Zero(t, rejected[`operator_webhook_connections_rejected_total{reason="`+reason+`"}`], reason)
+			}
+		})
+	}
+}
+
+// postReview posts a review with client and checks that it was answered
+// with a review, without the testing.T a caller goroutine may not stop.
+func postReview(client *http.Client, url string, body []byte) error {
+	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d: %s", resp.StatusCode, data)
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(data, &review); err != nil || review.Response == nil || !review.Response.Allowed {
+		return fmt.Errorf("not an allowed review (%v): %s", err, data)
+	}
+	return nil
 }
 
 // A declared length the server will not read is refused before a byte of
