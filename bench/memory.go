@@ -266,7 +266,34 @@ func (e *env) seedPods(ctx context.Context, bin, workload, ns string, owners []*
 	})
 	took := time.Since(began)
 	logf("%s: %d pods created in %s", workload, n, took.Round(100*time.Millisecond))
+	// What the webhook server gave up or refused of the API server's
+	// connections says why a create failed, or how near one came to it.
+	if body, serr := op.scrape(ctx); serr == nil {
+		logf("%s: the seeding webhook server's connections: %s", workload, connectionCounts(body))
+	}
 	return took, err
+}
+
+// connectionCounts summarises the webhook server's connections reset at
+// accept and given up, by reason, from its /metrics body.
+func connectionCounts(body []byte) string {
+	var parts []string
+	for _, m := range []struct{ name, label string }{
+		{"operator_webhook_connections_rejected_total", "reason"},
+		{"operator_webhook_connections_evicted_total", "resource"},
+	} {
+		samples, err := samplesOf(body, m.name)
+		if err != nil {
+			return err.Error()
+		}
+		if len(samples) == 0 {
+			return m.name + " not exported"
+		}
+		for _, s := range samples {
+			parts = append(parts, fmt.Sprintf("%s{%s=%q}=%g", strings.TrimPrefix(m.name, "operator_webhook_"), m.label, s.labels[m.label], s.value))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // ownedPod is a Pod of rs as the ReplicaSet controller would create it:

@@ -173,3 +173,35 @@ func TestCheckCachedBoundsEveryKind(t *testing.T) {
 		})
 	}
 }
+
+// The seeding's log line names every reason and resource of the webhook
+// server's connection counters, zeros too, and says when they are missing.
+func TestConnectionCounts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{
+			name: "both counters",
+			body: `# TYPE operator_webhook_connections_rejected_total counter
+operator_webhook_connections_rejected_total{reason="client_connections"} 2
+operator_webhook_connections_rejected_total{reason="connections"} 0
+operator_webhook_connections_evicted_total{resource="connections"} 31
+`,
+			want: `connections_rejected_total{reason="client_connections"}=2 connections_rejected_total{reason="connections"}=0 connections_evicted_total{resource="connections"}=31`,
+		},
+		{
+			name: "a binary without them",
+			body: "go_goroutines 12\n",
+			want: "operator_webhook_connections_rejected_total not exported",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, connectionCounts([]byte(tt.body)))
+		})
+	}
+}

@@ -76,7 +76,9 @@ var (
 // itself counted) takes room from the largest holder, whose slowest
 // connection (one without a request first, then the one whose request
 // has read its body for longest, then its oldest) is given up and reset.
-// An address at or above its share is refused. A fixed share per address
+// An address at or above its share is refused; a new connection of its
+// replaces instead its own oldest that has carried requests and carries
+// none now, if it has one. A fixed share per address
 // would be beaten by as many addresses as its fraction allows; a share of
 // the active ones is not, until there are more addresses than slots.
 type budget struct {
@@ -179,9 +181,21 @@ func (b *budget) belowShare(u *clientUse, r item, n int64) bool {
 // It returns the connections given up, to be reset once b.mu is released,
 // also when it fails. b.mu must be held.
 func (b *budget) makeRoom(client netip.Addr, u *clientUse, need amounts) ([]*shareConn, error) {
-	// Refused before anything is given up for it.
+	// Refused before anything is given up for it, but a new connection
+	// of an address at its share replaces the address's own oldest that
+	// has carried requests and carries none now: a client that dials
+	// holds no idle connection it means to use, and one it closed may
+	// not have been read to its end yet (under load the accept loop can
+	// run before the reads that would see the API server's closes). A
+	// connection yet to carry its first request is about to.
 	for r, n := range need {
 		if n > 0 && b.used[r]+n > b.limit[r] && !b.belowShare(u, item(r), n) {
+			if item(r) == connections {
+				if c := u.spentConn(); c != nil {
+					b.evict(c, connections)
+					return []*shareConn{c}, nil
+				}
+			}
 			return nil, shareErrors[r]
 		}
 	}
@@ -226,6 +240,28 @@ func (b *budget) victim(client netip.Addr, r item) *shareConn {
 	return best
 }
 
+// idleConn is u's oldest connection that carries no request, nil when
+// every one carries some.
+func (u *clientUse) idleConn() *shareConn {
+	for _, c := range u.conns {
+		if c.requests == 0 {
+			return c
+		}
+	}
+	return nil
+}
+
+// spentConn is u's oldest connection that has carried requests and
+// carries none now, nil when there is none.
+func (u *clientUse) spentConn() *shareConn {
+	for _, c := range u.conns {
+		if c.requests == 0 && c.carried {
+			return c
+		}
+	}
+	return nil
+}
+
 // slowest is the connection of u to give up for r, and its age: for a
 // connection, one that carries no request (a handshake, a client yet to
 // send, an idle keep-alive); else, and for the other items, the one
@@ -234,10 +270,8 @@ func (b *budget) victim(client netip.Addr, r item) *shareConn {
 // have no connection and cannot be given up.
 func (u *clientUse) slowest(r item) (*shareConn, uint64) {
 	if r == connections {
-		for _, c := range u.conns {
-			if c.requests == 0 {
-				return c, c.age
-			}
+		if c := u.idleConn(); c != nil {
+			return c, c.age
 		}
 		r = requests
 	}
@@ -305,12 +339,14 @@ func resetAll(victims []*shareConn) {
 }
 
 // connect counts a new connection, giving up another address's when the
-// server is full and c's address holds less than its share; it fails
-// with errConnShareTaken or errTooManyConns.
+// server is full and c's address holds less than its share, or its own
+// that has carried requests and carries none when it holds its share; it
+// fails with errConnShareTaken or errTooManyConns.
 func (b *budget) connect(c *shareConn) error {
 	b.mu.Lock()
+	victims, err := b.makeRoom(c.client, b.use(c.client), amounts{connections: 1})
+	// Giving up the address's own last connection forgot it.
 	u := b.use(c.client)
-	victims, err := b.makeRoom(c.client, u, amounts{connections: 1})
 	if err == nil {
 		b.age++
 		c.age = b.age
@@ -362,6 +398,7 @@ func (b *budget) enter(t *lease) error {
 		b.change(u, requests, 1)
 		if t.conn != nil {
 			t.conn.requests++
+			t.conn.carried = true
 		}
 	}
 	b.forget(t.client, u)

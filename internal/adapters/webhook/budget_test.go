@@ -268,6 +268,61 @@ func TestBudgetGivesANewcomerItsFairShareOfConnections(t *testing.T) {
 	}
 }
 
+// A new connection of an address at its share of a full server replaces
+// the address's own oldest connection that has carried a request and
+// carries none now, whatever its share, its last one included; one that
+// carries a request, or has yet to carry one, is never given up for it.
+func TestBudgetReplacesAnAddresssOwnIdleConnectionAtItsShare(t *testing.T) {
+	t.Parallel()
+	for _, slots := range []int{1, 4} {
+		t.Run(fmt.Sprintf("%d connections", slots), func(t *testing.T) {
+			t.Parallel()
+			b := newTestBudget(1<<20, slots)
+			var idle, fresh []*shareConn
+			var leases []*lease
+			for range slots {
+				c, err := b.dial(clientA)
+				require.NoError(t, err)
+				l, err := b.request(c)
+				require.NoError(t, err)
+				l.release() // a keep-alive, or closed by its client unseen
+				idle = append(idle, c)
+			}
+			for i := range slots {
+				c, err := b.dial(clientA)
+				require.NoError(t, err, "connection %d past the share", i)
+				assert.True(t, wasReset(idle[i]), "the oldest idle connection, %d, is given up", i)
+				if i+1 < slots {
+					assert.False(t, wasReset(idle[i+1]), "and no other")
+				}
+				l, err := b.request(c)
+				require.NoError(t, err)
+				fresh, leases = append(fresh, c), append(leases, l)
+			}
+			_, err := b.dial(clientA)
+			assert.ErrorIs(t, err, errConnShareTaken, "every connection carries a request")
+			assert.Equal(t, float64(slots), b.evictions(connections))
+			assert.Zero(t, testutil.ToFloat64(b.onEvict), "no request given up")
+			for _, l := range leases {
+				l.release()
+			}
+			for _, c := range append(idle, fresh...) {
+				require.NoError(t, c.Close())
+			}
+			b.assertEmpty(t)
+
+			// Connections yet to carry their first request.
+			for range slots {
+				c, err := b.dial(clientA)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = c.Close() })
+			}
+			_, err = b.dial(clientA)
+			assert.ErrorIs(t, err, errConnShareTaken, "no connection has carried a request")
+		})
+	}
+}
+
 // Body bytes past each body's small part are shared too: a newcomer
 // within its share takes them from the largest holder's body that is
 // still being read, and a holder past its share is refused.

@@ -90,6 +90,7 @@ type shareConn struct {
 	// Guarded by budget.mu.
 	age      uint64
 	requests int  // requests it carries that hold a slot
+	carried  bool // it has carried a request
 	released bool // its connection is given back
 	evicted  bool // given up for another address
 }

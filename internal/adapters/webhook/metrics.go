@@ -75,7 +75,7 @@ func newMetrics(reg prometheus.Registerer, paths []string) (*metrics, error) {
 		}, []string{"webhook"}),
 		evictedConns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "operator_webhook_connections_evicted_total",
-			Help: "Connections reset to make room for a client address below its fair share of the webhook server's connections, requests or body bytes, by the resource it needed.",
+			Help: "Connections reset to make room for a client address below its fair share of the webhook server's connections, requests or body bytes, by the resource it needed, or, for connections, to make room for a new connection of the same address at its share.",
 		}, []string{"resource"}),
 	}
 	for _, c := range []prometheus.Collector{m.total, m.latency, m.inFlight, m.panics, m.conversionPanics, m.bodyBytes, m.rejected, m.rejectedConns, m.evicted, m.evictedConns} {

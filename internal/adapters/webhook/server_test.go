@@ -971,6 +971,61 @@ func TestConnectionsAreSharedAmongAddresses(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond, "the address connects again once it holds less than its share")
 }
 
+// A new connection of an address at its share replaces the address's own
+// oldest connection that has carried a request and carries none now: an
+// idle keep-alive, or one its client closed that the server has yet to
+// read to its end. One that carries a request, or has yet to carry its
+// first, is not given up for it.
+func TestAConnectionReplacesItsAddresssSpentOne(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, podHooks(), func(o *webhook.Options) { o.MaxRequestsInFlight = 3 })
+	const client = "127.0.0.2"
+	busy := f.startBody(t, client, app.PodMutatePath, 1<<10, []byte(`{"apiVersion":`))
+	require.Eventually(t, func() bool { return bodyBytes(t, f) == 1<<10 }, 5*time.Second, 5*time.Millisecond, "the first connection's body is being read")
+	spent, err := f.dialFrom(client)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = spent.Close() })
+	roundTrip(t, spent, podReview(t, "u1", admissionv1.Create, testPod(nil), nil))
+	fresh, err := f.dialFrom(client)
+	require.NoError(t, err, "the third of three")
+	t.Cleanup(func() { _ = fresh.Close() })
+
+	next, err := f.dialFrom(client)
+	require.NoError(t, err, "a fourth of three replaces the spent one")
+	t.Cleanup(func() { _ = next.Close() })
+	assertReset(t, spent, "the connection that carried a request and carries none")
+	roundTrip(t, next, podReview(t, "u2", admissionv1.Create, testPod(nil), nil))
+	roundTrip(t, fresh, podReview(t, "u3", admissionv1.Create, testPod(nil), nil))
+	assert.Equal(t, float64(1<<10), bodyBytes(t, f), "the connection with a request is kept")
+
+	// fresh and next have carried a request each: both are replaced,
+	// the older first.
+	for i, old := range []*tls.Conn{fresh, next} {
+		conn, err := f.dialFrom(client)
+		require.NoError(t, err, "replacing spent connection %d", i)
+		t.Cleanup(func() { _ = conn.Close() })
+		assertReset(t, old, fmt.Sprintf("spent connection %d", i))
+	}
+	_, err = f.dialFrom(client)
+	require.Error(t, err, "one connection carries a request, the others none yet")
+	got := operatorMetrics(t, f.reg)
+	assert.Equal(t, float64(3), got[`operator_webhook_connections_evicted_total{resource="connections"}`])
+	assert.Equal(t, float64(1), got[`operator_webhook_connections_rejected_total{reason="client_connections"}`])
+	require.NoError(t, busy.Close())
+}
+
+// roundTrip sends a review on conn and reads the server's answer, which
+// must be a 200 that keeps the connection open.
+func roundTrip(t *testing.T, conn *tls.Conn, body []byte) {
+	t.Helper()
+	_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", app.PodMutatePath, len(body), body)
+	require.NoError(t, err)
+	resp, text := answer(t, conn)
+	require.Equal(t, http.StatusOK, resp.StatusCode, text)
+	require.False(t, resp.Close, "the connection is kept alive")
+	require.NoError(t, conn.SetReadDeadline(time.Time{}))
+}
+
 // However few idle connections a client keeps and however fast it opens
 // new ones, none is refused while its calls could not fill the server.
 // The API server keeps 25 idle connections per webhook host and opens one
