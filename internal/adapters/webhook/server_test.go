@@ -1095,8 +1095,11 @@ func postReview(client *http.Client, url string, body []byte) error {
 		return fmt.Errorf("status %d: %s", resp.StatusCode, data)
 	}
 	var review admissionv1.AdmissionReview
-	if err := json.Unmarshal(data, &review); err != nil || review.Response == nil || !review.Response.Allowed {
-		return fmt.Errorf("not an allowed review (%v): %s", err, data)
+	if err := json.Unmarshal(data, &review); err != nil {
+		return fmt.Errorf("not a review: %w", err)
+	}
+	if review.Response == nil || !review.Response.Allowed {
+		return fmt.Errorf("not an allowed review: %s", data)
 	}
 	return nil
 }
