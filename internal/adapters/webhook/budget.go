@@ -191,7 +191,7 @@ func (b *budget) makeRoom(client netip.Addr, u *clientUse, need amounts) ([]*sha
 	for r, n := range need {
 		if n > 0 && b.used[r]+n > b.limit[r] && !b.belowShare(u, item(r), n) {
 			if item(r) == connections {
-				if c := u.spentConn(); c != nil {
+				if c := u.idleConn(true); c != nil {
 					b.evict(c, connections)
 					return []*shareConn{c}, nil
 				}
@@ -240,22 +240,11 @@ func (b *budget) victim(client netip.Addr, r item) *shareConn {
 	return best
 }
 
-// idleConn is u's oldest connection that carries no request, nil when
-// every one carries some.
-func (u *clientUse) idleConn() *shareConn {
+// idleConn is u's oldest connection that carries no request, and with
+// spent one that has carried some before; nil when there is none.
+func (u *clientUse) idleConn(spent bool) *shareConn {
 	for _, c := range u.conns {
-		if c.requests == 0 {
-			return c
-		}
-	}
-	return nil
-}
-
-// spentConn is u's oldest connection that has carried requests and
-// carries none now, nil when there is none.
-func (u *clientUse) spentConn() *shareConn {
-	for _, c := range u.conns {
-		if c.requests == 0 && c.carried {
+		if c.requests == 0 && (c.carried || !spent) {
 			return c
 		}
 	}
@@ -270,7 +259,7 @@ func (u *clientUse) spentConn() *shareConn {
 // have no connection and cannot be given up.
 func (u *clientUse) slowest(r item) (*shareConn, uint64) {
 	if r == connections {
-		if c := u.idleConn(); c != nil {
+		if c := u.idleConn(false); c != nil {
 			return c, c.age
 		}
 		r = requests
