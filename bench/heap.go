@@ -58,7 +58,12 @@ func heapFigures(ctx context.Context, addr, who string) ([]figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	logf("%s: heap in use by library: %s", who, topLibraries(byLib, 8))
+	byFn, err := heapCacheByFunction(p)
+	if err != nil {
+		return nil, err
+	}
+	logf("%s: heap in use by library: %s", who, topShares(byLib, 8))
+	logf("%s: heap cache part by function: %s", who, topShares(byFn, 8))
 	return heapFiguresOf(p)
 }
 
@@ -185,51 +190,102 @@ func heapSplit(p *profile.Profile) (heapParts, error) {
 // Stacks wholly in the standard library count as "std", those of a program's
 // main package as "main".
 func heapByLibrary(p *profile.Profile) (map[string]int64, error) {
+	return heapBy(p, nil, func(_, pkg string) string {
+		if pkg == "main" {
+			return "main"
+		}
+		return modulePath(pkg)
+	})
+}
+
+// heapCacheByFunction sums the in-use bytes of heapSplit's cache part by
+// the innermost function outside the standard library and the runtime:
+// which step of the informers' machinery, or of the handlers it calls,
+// keeps them. Type arguments are written [...].
+func heapCacheByFunction(p *profile.Profile) (map[string]int64, error) {
+	inCache := func(s *profile.Sample) bool { return !anyFrameIn(s, eventFrames) && anyFrameIn(s, cacheFrames) }
+	return heapBy(p, inCache, func(fn, _ string) string { return withoutTypeArgs(fn) })
+}
+
+// heapBy sums the in-use bytes of p's samples that keep accepts (all when
+// keep is nil) by key of their innermost frame outside the standard
+// library and the runtime, the main package's included; stacks with no
+// such frame count as "std".
+func heapBy(p *profile.Profile, keep func(*profile.Sample) bool, key func(fn, pkg string) string) (map[string]int64, error) {
 	idx, err := inuseSpace(p)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]int64{}
 	for _, sample := range p.Sample {
-		lib := "std"
-	frames:
-		for _, loc := range sample.Location {
-			// A location's lines run from the innermost inlined call out.
-			for _, line := range loc.Line {
-				if line.Function == nil {
-					continue
-				}
-				pkg := funcPackage(line.Function.Name)
-				if pkg == "main" {
-					lib = "main"
-					break frames
-				}
-				if !isStd(pkg) {
-					lib = modulePath(pkg)
-					break frames
-				}
-			}
+		if keep != nil && !keep(sample) {
+			continue
 		}
-		out[lib] += sample.Value[idx]
+		k := "std"
+		if fn, pkg, ok := innermostOutsideStd(sample); ok {
+			k = key(fn, pkg)
+		}
+		out[k] += sample.Value[idx]
 	}
 	return out, nil
 }
 
-// topLibraries prints the n libraries holding most of byLib, largest first,
-// with their share of the total, and the rest as one.
-func topLibraries(byLib map[string]int64, n int) string {
-	type lib struct {
+// innermostOutsideStd is the innermost frame of s outside the standard
+// library and the runtime, and its package.
+func innermostOutsideStd(s *profile.Sample) (fn, pkg string, ok bool) {
+	for _, loc := range s.Location {
+		// A location's lines run from the innermost inlined call out.
+		for _, line := range loc.Line {
+			if line.Function == nil {
+				continue
+			}
+			pkg := funcPackage(line.Function.Name)
+			if pkg == "main" || !isStd(pkg) {
+				return line.Function.Name, pkg, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// withoutTypeArgs writes a generic function's type arguments as [...]:
+// "k8s.io/client-go/util/workqueue.(*Typed[go.shape.struct { ... }]).Add"
+// becomes "k8s.io/client-go/util/workqueue.(*Typed[...]).Add".
+func withoutTypeArgs(fn string) string {
+	var b strings.Builder
+	depth := 0
+	for _, r := range fn {
+		switch {
+		case r == '[':
+			if depth == 0 {
+				b.WriteString("[...]")
+			}
+			depth++
+		case r == ']' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// topShares prints the n keys holding most of byKey (libraries,
+// functions), largest first, with their share of the total, and the rest
+// as one.
+func topShares(byKey map[string]int64, n int) string {
+	type share struct {
 		name  string
 		bytes int64
 	}
-	var libs []lib
+	var shares []share
 	var total int64
-	for name, b := range byLib {
-		libs = append(libs, lib{name, b})
+	for name, b := range byKey {
+		shares = append(shares, share{name, b})
 		total += b
 	}
-	slices.SortFunc(libs, func(a, b lib) int { return cmp.Or(cmp.Compare(b.bytes, a.bytes), cmp.Compare(a.name, b.name)) })
-	share := func(b int64) string {
+	slices.SortFunc(shares, func(a, b share) int { return cmp.Or(cmp.Compare(b.bytes, a.bytes), cmp.Compare(a.name, b.name)) })
+	percent := func(b int64) string {
 		if total == 0 {
 			return "0%"
 		}
@@ -237,15 +293,15 @@ func topLibraries(byLib map[string]int64, n int) string {
 	}
 	var parts []string
 	var rest int64
-	for i, l := range libs {
+	for i, s := range shares {
 		if i >= n {
-			rest += l.bytes
+			rest += s.bytes
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s (%s)", l.name, bytesOf("", l.bytes).formatValue(), share(l.bytes)))
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", s.name, bytesOf("", s.bytes).formatValue(), percent(s.bytes)))
 	}
-	if len(libs) > n {
-		parts = append(parts, fmt.Sprintf("%d others %s (%s)", len(libs)-n, bytesOf("", rest).formatValue(), share(rest)))
+	if len(shares) > n {
+		parts = append(parts, fmt.Sprintf("%d others %s (%s)", len(shares)-n, bytesOf("", rest).formatValue(), percent(rest)))
 	}
 	return fmt.Sprintf("%s of %s", strings.Join(parts, ", "), bytesOf("", total).formatValue())
 }

@@ -168,6 +168,8 @@ func TestHeapSplit(t *testing.T) {
 		require.ErrorContains(t, err, "inuse_space")
 		_, err = heapByLibrary(p)
 		require.ErrorContains(t, err, "inuse_space")
+		_, err = heapCacheByFunction(p)
+		require.ErrorContains(t, err, "inuse_space")
 	})
 }
 
@@ -237,9 +239,9 @@ func TestHeapByLibrary(t *testing.T) {
 func TestTopLibraries(t *testing.T) {
 	t.Parallel()
 	byLib := map[string]int64{"k8s.io/client-go": 6 << 20, "std": 3 << 20, "go.uber.org/zap": 1 << 20, "a": 0}
-	assert.Equal(t, "k8s.io/client-go 6.0MiB (60%), std 3.0MiB (30%), 2 others 1.0MiB (10%) of 10.0MiB", topLibraries(byLib, 2))
-	assert.Equal(t, "k8s.io/client-go 6.0MiB (60%), std 3.0MiB (30%), go.uber.org/zap 1.0MiB (10%), a 0.0MiB (0%) of 10.0MiB", topLibraries(byLib, 10))
-	assert.Equal(t, " of 0.0MiB", topLibraries(nil, 3))
+	assert.Equal(t, "k8s.io/client-go 6.0MiB (60%), std 3.0MiB (30%), 2 others 1.0MiB (10%) of 10.0MiB", topShares(byLib, 2))
+	assert.Equal(t, "k8s.io/client-go 6.0MiB (60%), std 3.0MiB (30%), go.uber.org/zap 1.0MiB (10%), a 0.0MiB (0%) of 10.0MiB", topShares(byLib, 10))
+	assert.Equal(t, " of 0.0MiB", topShares(nil, 3))
 }
 
 // retained keeps an allocation of the test alive across the collection
@@ -275,7 +277,7 @@ func TestHeapOfThisProcess(t *testing.T) {
 	assert.Equal(t, total, sum)
 	// The test allocated it itself, under the module's own package.
 	assert.GreaterOrEqual(t, byLib["github.com/hexagonal-operator/operator"]+byLib["main"], int64(16<<20), "%v", byLib)
-	t.Log(topLibraries(byLib, 5))
+	t.Log(topShares(byLib, 5))
 	retained = nil
 }
 
