@@ -93,9 +93,10 @@
 //     profile (/debug/pprof/heap?gc=1; every binary runs with
 //     --pprof-bind-address) splits the bytes in use by the stack that
 //     allocated them: heap-cache (informers: reflector, watch decoding,
-//     stores), heap-events (the Event recorders) and heap-other; the
-//     libraries holding most of it, and the functions holding most of
-//     heap-cache, are logged (bench/heap.go).
+//     stores), heap-queue (the work queues: what they keep of the
+//     largest burst they held), heap-events (the Event recorders) and
+//     heap-other; the libraries holding most of it, and the functions
+//     holding most of heap-cache, are logged (bench/heap.go).
 //   - chaos: 100 v1 ChaosPods without nextStop, so the operator
 //     (--controllers=chaospod) gives each Pod a random 10 s or 20 s life
 //     (with --chaos-interval, v2 ChaosPods with that spec.stop.interval),

@@ -47,7 +47,8 @@ func heapProfile(ctx context.Context, addr string) (*profile.Profile, error) {
 }
 
 // heapFigures fetches the heap profile at addr, logs the libraries holding
-// most of it under who's name, and returns its in-use bytes split into heap-cache,
+// most of it and the functions holding most of its cache part under who's
+// name, and returns its in-use bytes split into heap-cache, heap-queue,
 // heap-events and heap-other (see heapSplit).
 func heapFigures(ctx context.Context, addr, who string) ([]figure, error) {
 	p, err := heapProfile(ctx, addr)
@@ -75,15 +76,16 @@ func heapFiguresOf(p *profile.Profile) ([]figure, error) {
 	}
 	return []figure{
 		bytesOf("heap-cache", s.cache),
+		bytesOf("heap-queue", s.queue),
 		bytesOf("heap-events", s.events),
 		bytesOf("heap-other", s.other),
 	}, nil
 }
 
 // heapParts is the in-use bytes of a heap profile by what allocated them.
-type heapParts struct{ cache, events, other int64 }
+type heapParts struct{ cache, queue, events, other int64 }
 
-func (s heapParts) total() int64 { return s.cache + s.events + s.other }
+func (s heapParts) total() int64 { return s.cache + s.queue + s.events + s.other }
 
 // frameSet names the frames that attribute an allocation to a part of the
 // split.
@@ -95,7 +97,8 @@ type frameSet struct {
 	types []string
 }
 
-// The frames of Event recording and of the object cache. The operator's
+// The frames of Event recording, of the work queues and of the object
+// cache. The operator's
 // own packages appear beside client-go's and controller-runtime's so that
 // the operator and crbaseline split alike.
 var (
@@ -113,6 +116,16 @@ var (
 		types: []string{
 			"k8s.io/apimachinery/pkg/watch.(*Broadcaster)",
 			"k8s.io/apimachinery/pkg/watch.(*broadcasterWatcher)",
+		},
+	}
+	// client-go's queue is filled from the informers' handlers, its
+	// allocations under their frames; controller-runtime's priority queue
+	// fills its maps on a goroutine of its own. Either way they are the
+	// queue's, whatever goroutine ran them.
+	queueFrames = frameSet{
+		packages: []string{
+			"k8s.io/client-go/util/workqueue",
+			"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue",
 		},
 	}
 	cacheFrames = frameSet{
@@ -148,9 +161,11 @@ func (fs frameSet) match(name string) bool {
 	return false
 }
 
-// heapSplit attributes p's in-use bytes to the object cache, to Event
-// recording or to neither, by the stack that allocated them: events if any
-// frame is in an Event recorder, else cache if any frame is in the cache's
+// heapSplit attributes p's in-use bytes to the object cache, to the work
+// queues, to Event recording or to none of them, by the stack that
+// allocated them: events if any frame is in an Event recorder, else queue
+// if any frame is in a work queue (what it keeps of the largest burst it
+// held: Go maps never shrink), else cache if any frame is in the cache's
 // machinery (reflector, DeltaFIFO, stores, informers, the watch streams
 // that feed them), else other.
 //
@@ -175,6 +190,8 @@ func heapSplit(p *profile.Profile) (heapParts, error) {
 		switch {
 		case anyFrameIn(sample, eventFrames):
 			s.events += v
+		case anyFrameIn(sample, queueFrames):
+			s.queue += v
 		case anyFrameIn(sample, cacheFrames):
 			s.cache += v
 		default:
@@ -203,7 +220,9 @@ func heapByLibrary(p *profile.Profile) (map[string]int64, error) {
 // which step of the informers' machinery, or of the handlers it calls,
 // keeps them. Type arguments are written [...].
 func heapCacheByFunction(p *profile.Profile) (map[string]int64, error) {
-	inCache := func(s *profile.Sample) bool { return !anyFrameIn(s, eventFrames) && anyFrameIn(s, cacheFrames) }
+	inCache := func(s *profile.Sample) bool {
+		return !anyFrameIn(s, eventFrames) && !anyFrameIn(s, queueFrames) && anyFrameIn(s, cacheFrames)
+	}
 	return heapBy(p, inCache, func(fn, _ string) string { return withoutTypeArgs(fn) })
 }
 

@@ -73,7 +73,7 @@ func TestHeapSplit(t *testing.T) {
 	tests := []struct {
 		name  string
 		stack []string
-		want  string // cache, events or other
+		want  string // cache, queue, events or other
 	}{
 		{"an object decoded under the reflector's watch", []string{
 			"runtime.mallocgc",
@@ -126,7 +126,19 @@ func TestHeapSplit(t *testing.T) {
 		}, "events"},
 		{"an inlined cache frame counts", []string{"runtime.mallocgc;k8s.io/client-go/tools/cache.(*threadSafeMap).Add"}, "cache"},
 		{"a package whose name only starts like the cache's", []string{"k8s.io/client-go/tools/cachelike.New"}, "other"},
-		{"the workqueue", []string{"k8s.io/client-go/util/workqueue.(*Typed[...]).Add"}, "other"},
+		{"client-go's work queue filled from an informer's handler", []string{
+			"internal/runtime/maps.(*table).grow",
+			"k8s.io/client-go/util/workqueue.(*defaultQueueMetrics[...]).add",
+			"k8s.io/client-go/util/workqueue.(*Typed[...]).Add",
+			"github.com/hexagonal-operator/operator/internal/adapters/controller.(*eventHandler).OnAdd",
+			"k8s.io/client-go/tools/cache.(*processorListener).run",
+		}, "queue"},
+		{"controller-runtime's priority queue on its own goroutine", []string{
+			"runtime.mapassign",
+			"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.(*priorityqueue[...]).lockedAddWithOpts",
+			"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue.(*priorityqueue[...]).handleAddBuffer",
+		}, "queue"},
+		{"a package whose name only starts like the work queue's", []string{"k8s.io/client-go/util/workqueuelike.New"}, "other"},
 		{"zap", []string{"runtime.mallocgc", "go.uber.org/zap/zapcore.(*ioCore).With"}, "other"},
 		{"a frame without a symbol", []string{""}, "other"},
 		{"the runtime alone", []string{"runtime.malg", "runtime.newproc1"}, "other"},
@@ -136,9 +148,9 @@ func TestHeapSplit(t *testing.T) {
 			t.Parallel()
 			got, err := heapSplit(syntheticHeap(stackSample{100, tt.stack}))
 			require.NoError(t, err)
-			want := map[string]int64{"cache": 0, "events": 0, "other": 0}
+			want := map[string]int64{"cache": 0, "queue": 0, "events": 0, "other": 0}
 			want[tt.want] = 100
-			assert.Equal(t, want, map[string]int64{"cache": got.cache, "events": got.events, "other": got.other})
+			assert.Equal(t, want, map[string]int64{"cache": got.cache, "queue": got.queue, "events": got.events, "other": got.other})
 		})
 	}
 
@@ -148,16 +160,17 @@ func TestHeapSplit(t *testing.T) {
 			stackSample{1000, []string{"runtime.mallocgc", "k8s.io/client-go/tools/cache.(*Reflector).list"}},
 			stackSample{2000, []string{"k8s.io/client-go/tools/cache.(*threadSafeMap).Update"}},
 			stackSample{30, []string{"k8s.io/client-go/tools/events.(*recorderImpl).Eventf"}},
+			stackSample{70, []string{"k8s.io/client-go/util/workqueue.(*Typed[...]).Add", "k8s.io/client-go/tools/cache.(*processorListener).run"}},
 			stackSample{400, []string{"go.uber.org/zap.New"}},
 			stackSample{5, []string{"runtime.malg"}},
 		))
 		require.NoError(t, err)
-		assert.Equal(t, heapParts{cache: 3000, events: 30, other: 405}, got)
-		assert.EqualValues(t, 3435, got.total())
+		assert.Equal(t, heapParts{cache: 3000, queue: 70, events: 30, other: 405}, got)
+		assert.EqualValues(t, 3505, got.total())
 
 		figures, err := heapFiguresOf(syntheticHeap(stackSample{3 << 20, []string{"k8s.io/client-go/tools/cache.New"}}))
 		require.NoError(t, err)
-		assert.Equal(t, "heap-cache=3.0MiB  heap-events=0.0MiB  heap-other=0.0MiB", result(figures).String())
+		assert.Equal(t, "heap-cache=3.0MiB  heap-queue=0.0MiB  heap-events=0.0MiB  heap-other=0.0MiB", result(figures).String())
 	})
 
 	t.Run("not a heap profile", func(t *testing.T) {
@@ -236,7 +249,50 @@ func TestHeapByLibrary(t *testing.T) {
 	})
 }
 
-func TestTopLibraries(t *testing.T) {
+func TestHeapCacheByFunction(t *testing.T) {
+	t.Parallel()
+	got, err := heapCacheByFunction(syntheticHeap(
+		// The cache part, by its innermost function outside std.
+		stackSample{1000, []string{"runtime.mallocgc", "encoding/json.(*decodeState).object", "k8s.io/apimachinery/pkg/runtime.Decode", "k8s.io/client-go/tools/cache.(*Reflector).list"}},
+		stackSample{500, []string{"runtime.growslice", "k8s.io/client-go/tools/cache.(*threadSafeMap).Add"}},
+		stackSample{300, []string{
+			"k8s.io/utils/buffer.(*TypedRingGrowing[go.shape.interface {}]).WriteOne",
+			"k8s.io/client-go/tools/cache.(*processorListener).add",
+		}},
+		stackSample{200, []string{
+			"k8s.io/utils/buffer.(*TypedRingGrowing[go.shape.struct { Keys map[string][]int }]).WriteOne",
+			"k8s.io/client-go/tools/cache.(*processorListener).add",
+		}},
+		stackSample{7, []string{"runtime.malg", "k8s.io/client-go/tools/cache.(*sharedIndexInformer).Run"}},
+		// Not the cache part: the work queue's (filled from a handler),
+		// Events, and none of them.
+		stackSample{90, []string{"k8s.io/client-go/util/workqueue.(*Typed[...]).Add", "k8s.io/client-go/tools/cache.(*processorListener).run"}},
+		stackSample{40, []string{"k8s.io/apimachinery/pkg/watch.(*Broadcaster).Action", "k8s.io/client-go/tools/cache.(*processorListener).run"}},
+		stackSample{60, []string{"go.uber.org/zap.New"}},
+	))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{
+		"k8s.io/apimachinery/pkg/runtime.Decode":                  1000,
+		"k8s.io/client-go/tools/cache.(*threadSafeMap).Add":       500,
+		"k8s.io/utils/buffer.(*TypedRingGrowing[...]).WriteOne":   500,
+		"k8s.io/client-go/tools/cache.(*sharedIndexInformer).Run": 7,
+	}, got)
+}
+
+func TestWithoutTypeArgs(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"k8s.io/client-go/tools/cache.(*Reflector).list", "k8s.io/client-go/tools/cache.(*Reflector).list"},
+		{"pkg.F[go.shape.int]", "pkg.F[...]"},
+		{"pkg.(*T[go.shape.struct { A [2]int; B map[string][]byte }]).M", "pkg.(*T[...]).M"},
+		{"pkg.(*T[a,b]).M.func1", "pkg.(*T[...]).M.func1"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, withoutTypeArgs(tt.in), tt.in)
+	}
+}
+
+func TestTopShares(t *testing.T) {
 	t.Parallel()
 	byLib := map[string]int64{"k8s.io/client-go": 6 << 20, "std": 3 << 20, "go.uber.org/zap": 1 << 20, "a": 0}
 	assert.Equal(t, "k8s.io/client-go 6.0MiB (60%), std 3.0MiB (30%), 2 others 1.0MiB (10%) of 10.0MiB", topShares(byLib, 2))
@@ -305,7 +361,7 @@ func TestHeapFigures(t *testing.T) {
 		assert.Equal(t, mebibytes, f.unit)
 		sum += f.value
 	}
-	assert.Equal(t, []string{"heap-cache", "heap-events", "heap-other"}, names)
+	assert.Equal(t, []string{"heap-cache", "heap-queue", "heap-events", "heap-other"}, names)
 	assert.Positive(t, sum)
 
 	_, err = heapProfile(context.Background(), addr+"/nothing")

@@ -45,7 +45,7 @@ import (
 // server, ceiling the N PATCHes and N Labeled Events as rs-backlog sends
 // them, each on a control plane restored for it; labeled-ratio = labeled /
 // ceiling-labels, ratio = written / ceiling. rss, heap and the heap's
-// split (heap-cache, heap-events, heap-other) are read as the memory
+// split (heap-cache, heap-queue, heap-events, heap-other) are read as the memory
 // workload reads them, once settled; per-object is
 // heap / (N + pods), the cached ReplicaSets and Pods together. cached-rs
 // and cached-pods are what the settled process's informers hold, checked
