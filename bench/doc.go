@@ -163,6 +163,9 @@
 //	                          0 for v1's random 10 s or 20 s
 //	--memory-chaospods=0      ChaosPods the memory workload adds, with the
 //	                          chaospod controller measured too
+//	--memprofilerate=0        bytes per heap profile sample in the binaries
+//	                          measured (GODEBUG=memprofilerate), for finer
+//	                          heap splits, slower; 0 for the default
 //	--timeout=5m              how long a workload waits for convergence
 //	--scale=1                 multiplies every object and request count
 //	--warmup=true             one unmeasured run at a tenth of the scale first

@@ -53,6 +53,10 @@ func TestParseFlags(t *testing.T) {
 			assert.Equal(t, 1000, o.memoryChaosPods)
 		}},
 		{name: "a negative count of ChaosPods", args: []string{"--operator=" + a, "--memory-chaospods=-1"}, wantErr: "--memory-chaospods"},
+		{name: "a finer heap profile", args: []string{"--operator=" + a, "--workloads=memory", "--memprofilerate=4096"}, check: func(t *testing.T, o options) {
+			assert.Equal(t, 4096, o.memProfileRate)
+		}},
+		{name: "a negative profile rate", args: []string{"--operator=" + a, "--memprofilerate=-1"}, wantErr: "--memprofilerate"},
 		{name: "an unknown workload", args: []string{"--operator=" + a, "--workloads=nonesuch"}, wantErr: "nonesuch"},
 	}
 	for _, tt := range tests {
@@ -84,5 +88,26 @@ func TestLogsWritePathsRelativeToTheWorkingDirectory(t *testing.T) {
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, relativeTo(wd, tc.in))
 		assert.Equal(t, tc.in, relativeTo("", tc.in), "no working directory known")
+	}
+}
+
+func TestBinaryEnv(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		environ []string
+		rate    int
+		want    []string
+	}{
+		{"the default leaves the environment", []string{"A=1", "GODEBUG=x=1"}, 0, []string{"A=1", "GODEBUG=x=1"}},
+		{"a rate without GODEBUG", []string{"A=1"}, 4096, []string{"A=1", "GODEBUG=memprofilerate=4096"}},
+		{"a rate after the settings already there", []string{"GODEBUG=x=1", "A=1"}, 1, []string{"A=1", "GODEBUG=x=1,memprofilerate=1"}},
+		{"an empty GODEBUG", []string{"GODEBUG=", "A=1"}, 512, []string{"A=1", "GODEBUG=memprofilerate=512"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, binaryEnv(tt.environ, tt.rate))
+		})
 	}
 }

@@ -78,6 +78,7 @@ func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
 		health:  "http://127.0.0.1:" + strconv.Itoa(ports[1]),
 		pprof:   "127.0.0.1:" + strconv.Itoa(ports[2]),
 	}
+	op.cmd.Env = binaryEnv(os.Environ(), e.opts.memProfileRate)
 	op.cmd.Stdout, op.cmd.Stderr = logFile, logFile
 	// Own process group, so a Ctrl-C reaches only the driver, which then
 	// stops the operator in order; killed should the driver die abruptly.
@@ -92,6 +93,27 @@ func (e *env) startOperator(bin, name, controllers string) (*operator, error) {
 		close(op.exited)
 	}()
 	return op, nil
+}
+
+// binaryEnv is environ for a binary measured, with its
+// runtime.MemProfileRate set to rate through GODEBUG (after any GODEBUG
+// settings already there) unless rate is 0.
+func binaryEnv(environ []string, rate int) []string {
+	if rate == 0 {
+		return environ
+	}
+	setting := "memprofilerate=" + strconv.Itoa(rate)
+	out := make([]string, 0, len(environ)+1)
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			if v != "" {
+				setting = v + "," + setting
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GODEBUG="+setting)
 }
 
 // waitReady polls /readyz (caches synced, webhooks serving) until it answers
