@@ -73,7 +73,9 @@
 //     to /readyz 200 with all of that to list, labeled is process start to
 //     the last label seen; then, 10 s after that, the driver waits for the
 //     process's next garbage collection (the Go runtime runs one at least
-//     every 2 min) and reads rss, VmRSS from /proc/<pid>/status, and heap,
+//     every 2 min) and reads rss, VmRSS from /proc/<pid>/status (and its
+//     parts rss-anon, RssAnon: heap, stacks, the runtime's own, and
+//     rss-file, RssFile: the binary's pages read in), and heap,
 //     go_memstats_heap_inuse_bytes, right after it: the heap the process
 //     keeps, without garbage it happened not to have collected yet.
 //     With --memory-chaospods=M, M v1 ChaosPods living an hour are added,

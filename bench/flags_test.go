@@ -90,24 +90,3 @@ func TestLogsWritePathsRelativeToTheWorkingDirectory(t *testing.T) {
 		assert.Equal(t, tc.in, relativeTo("", tc.in), "no working directory known")
 	}
 }
-
-func TestBinaryEnv(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		environ []string
-		rate    int
-		want    []string
-	}{
-		{"the default leaves the environment", []string{"A=1", "GODEBUG=x=1"}, 0, []string{"A=1", "GODEBUG=x=1"}},
-		{"a rate without GODEBUG", []string{"A=1"}, 4096, []string{"A=1", "GODEBUG=memprofilerate=4096"}},
-		{"a rate after the settings already there", []string{"GODEBUG=x=1", "A=1"}, 1, []string{"A=1", "GODEBUG=x=1,memprofilerate=1"}},
-		{"an empty GODEBUG", []string{"GODEBUG=", "A=1"}, 512, []string{"A=1", "GODEBUG=memprofilerate=512"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			assert.Equal(t, tt.want, binaryEnv(tt.environ, tt.rate))
-		})
-	}
-}

@@ -114,7 +114,9 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 	res = append(res,
 		durationOf("ready", ready),
 		durationOf("labeled", at.Sub(op.started)),
-		bytesOf("rss", rss),
+		bytesOf("rss", rss.total),
+		bytesOf("rss-anon", rss.anon),
+		bytesOf("rss-file", rss.file),
 		bytesOf("heap", heap),
 		countOf("cached-rs", cached["ReplicaSet"]),
 		countOf("cached-pods", cached["Pod"]),
@@ -208,35 +210,35 @@ func (e *env) seedChaosPods(ctx context.Context, bin, ns string, n, concurrency 
 // collection and reads its RSS and heap in use right after it: the heap is
 // then what the process keeps, not also the garbage it had yet to collect,
 // which depends on when its last cycle happened to run.
-func (op *operator) settledMemory(ctx context.Context) (rss, heap int64, err error) {
+func (op *operator) settledMemory(ctx context.Context) (rss residentSet, heap int64, err error) {
 	select {
 	case <-time.After(memorySettle):
 	case <-ctx.Done():
-		return 0, 0, ctx.Err()
+		return residentSet{}, 0, ctx.Err()
 	}
 	settled := time.Now()
 	for {
 		last, err := op.metric(ctx, "go_memstats_last_gc_time_seconds")
 		if err != nil {
-			return 0, 0, err
+			return residentSet{}, 0, err
 		}
 		if last >= float64(settled.UnixNano())/1e9 {
 			break
 		}
 		if time.Since(settled) > gcWait {
-			return 0, 0, fmt.Errorf("operator ran no garbage collection within %s of settling", gcWait)
+			return residentSet{}, 0, fmt.Errorf("operator ran no garbage collection within %s of settling", gcWait)
 		}
 		select {
 		case <-time.After(500 * time.Millisecond):
 		case <-ctx.Done():
-			return 0, 0, ctx.Err()
+			return residentSet{}, 0, ctx.Err()
 		}
 	}
 	if err := op.alive(); err != nil {
-		return 0, 0, err
+		return residentSet{}, 0, err
 	}
 	if rss, err = op.rss(); err != nil {
-		return 0, 0, err
+		return residentSet{}, 0, err
 	}
 	h, err := op.metric(ctx, "go_memstats_heap_inuse_bytes")
 	return rss, int64(h), err

@@ -183,29 +183,56 @@ func (op *operator) stop() error {
 	return fmt.Errorf("operator did not stop within %s of SIGTERM; killed", operatorStopGrace)
 }
 
-// rss reads the resident set size of the operator process from
-// /proc/<pid>/status (VmRSS, in kB).
-func (op *operator) rss() (int64, error) {
+// residentSet is a process's resident memory: total (VmRSS), and its
+// anonymous pages (RssAnon: heap, stacks, the runtime's own) and those
+// mapped from files (RssFile: the binary's code and data read in).
+type residentSet struct{ total, anon, file int64 }
+
+// rss reads the operator process's resident set from /proc/<pid>/status.
+func (op *operator) rss() (residentSet, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", op.cmd.Process.Pid))
 	if err != nil {
-		return 0, fmt.Errorf("read operator memory: %w", err)
+		return residentSet{}, fmt.Errorf("read operator memory: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
-			fields := strings.Fields(rest)
-			if len(fields) != 2 || fields[1] != "kB" {
-				return 0, fmt.Errorf("read operator memory: unexpected VmRSS line %q", s.Text())
-			}
-			kb, err := strconv.ParseInt(fields[0], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("read operator memory: %w", err)
-			}
-			return kb << 10, nil
-		}
+	rs, err := parseResidentSet(f)
+	if err != nil {
+		return residentSet{}, fmt.Errorf("read operator memory: %w", err)
 	}
-	return 0, errors.New("read operator memory: no VmRSS in /proc/<pid>/status")
+	return rs, nil
+}
+
+// parseResidentSet reads VmRSS, RssAnon and RssFile (in kB) from a
+// /proc/<pid>/status; each must be there.
+func parseResidentSet(r io.Reader) (residentSet, error) {
+	var rs residentSet
+	fields := map[string]*int64{"VmRSS": &rs.total, "RssAnon": &rs.anon, "RssFile": &rs.file}
+	seen := 0
+	s := bufio.NewScanner(r)
+	for s.Scan() {
+		name, rest, ok := strings.Cut(s.Text(), ":")
+		dst, want := fields[name]
+		if !ok || !want {
+			continue
+		}
+		parts := strings.Fields(rest)
+		if len(parts) != 2 || parts[1] != "kB" {
+			return residentSet{}, fmt.Errorf("unexpected %s line %q", name, s.Text())
+		}
+		kb, err := strconv.ParseInt(parts[0], 10, 64)
+		if err != nil {
+			return residentSet{}, fmt.Errorf("%s: %w", name, err)
+		}
+		*dst = kb << 10
+		seen++
+	}
+	if err := s.Err(); err != nil {
+		return residentSet{}, err
+	}
+	if seen != len(fields) {
+		return residentSet{}, errors.New("no VmRSS, RssAnon and RssFile in /proc/<pid>/status")
+	}
+	return rs, nil
 }
 
 // metric returns the value of an unlabeled metric from /metrics.

@@ -44,7 +44,7 @@ import (
 // ceiling-labels is the N label PATCHes alone sent straight to the API
 // server, ceiling the N PATCHes and N Labeled Events as rs-backlog sends
 // them, each on a control plane restored for it; labeled-ratio = labeled /
-// ceiling-labels, ratio = written / ceiling. rss, heap and the heap's
+// ceiling-labels, ratio = written / ceiling. rss (with rss-anon and rss-file), heap and the heap's
 // split (heap-cache, heap-queue, heap-events, heap-other) are read as the memory
 // workload reads them, once settled; per-object is
 // heap / (N + pods), the cached ReplicaSets and Pods together. cached-rs
@@ -169,7 +169,9 @@ func (e *env) scaleTurn(ctx context.Context, bin, label string, seed scaleSeed, 
 		ratioOf("labeled-ratio", labeled.Seconds()/ceiling.labels.Seconds()),
 		ratioOf("ratio", written.Seconds()/ceiling.writes.Seconds()),
 		countOf("events", events),
-		bytesOf("rss", rss),
+		bytesOf("rss", rss.total),
+		bytesOf("rss-anon", rss.anon),
+		bytesOf("rss-file", rss.file),
 		bytesOf("heap", heap),
 		sizeOf("per-object", float64(heap)/float64(n+pods)),
 		countOf("cached-rs", cached["ReplicaSet"]),
