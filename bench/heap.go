@@ -161,13 +161,47 @@ func (fs frameSet) match(name string) bool {
 	return false
 }
 
-// heapSplit attributes p's in-use bytes to the object cache, to the work
-// queues, to Event recording or to none of them, by the stack that
-// allocated them: events if any frame is in an Event recorder, else queue
-// if any frame is in a work queue (what it keeps of the largest burst it
-// held: Go maps never shrink), else cache if any frame is in the cache's
-// machinery (reflector, DeltaFIFO, stores, informers, the watch streams
-// that feed them), else other.
+// heapSplit sums p's in-use bytes by the part of the split (partOf) that
+// allocated them.
+func heapSplit(p *profile.Profile) (heapParts, error) {
+	idx, err := inuseSpace(p)
+	if err != nil {
+		return heapParts{}, err
+	}
+	var s heapParts
+	for _, sample := range p.Sample {
+		v := sample.Value[idx]
+		switch partOf(sample) {
+		case partEvents:
+			s.events += v
+		case partQueue:
+			s.queue += v
+		case partCache:
+			s.cache += v
+		default:
+			s.other += v
+		}
+	}
+	return s, nil
+}
+
+// heapPart is a part of the heap's split.
+type heapPart int
+
+const (
+	partOther heapPart = iota
+	partCache
+	partQueue
+	partEvents
+)
+
+// partOf attributes a sample to the object cache, to the work queues, to
+// Event recording or to none of them, by the stack that allocated it:
+// events if any frame is in an Event recorder, else queue if any frame is
+// in a work queue (what it keeps of the largest burst it held: Go maps
+// never shrink), else cache if any frame is in the cache's machinery
+// (reflector, DeltaFIFO, stores, informers, the watch streams that feed
+// them), else other.
 //
 // The allocating stack is the right owner because a heap profile's in-use
 // bytes are the live objects charged to where they were allocated: a
@@ -179,26 +213,17 @@ func (fs frameSet) match(name string) bool {
 // appear: such a stack is a recorder called from an informer's handler,
 // and what it allocates is the Event; the cache's own work never passes
 // through a recorder.
-func heapSplit(p *profile.Profile) (heapParts, error) {
-	idx, err := inuseSpace(p)
-	if err != nil {
-		return heapParts{}, err
+func partOf(s *profile.Sample) heapPart {
+	switch {
+	case anyFrameIn(s, eventFrames):
+		return partEvents
+	case anyFrameIn(s, queueFrames):
+		return partQueue
+	case anyFrameIn(s, cacheFrames):
+		return partCache
+	default:
+		return partOther
 	}
-	var s heapParts
-	for _, sample := range p.Sample {
-		v := sample.Value[idx]
-		switch {
-		case anyFrameIn(sample, eventFrames):
-			s.events += v
-		case anyFrameIn(sample, queueFrames):
-			s.queue += v
-		case anyFrameIn(sample, cacheFrames):
-			s.cache += v
-		default:
-			s.other += v
-		}
-	}
-	return s, nil
 }
 
 // heapByLibrary sums p's in-use bytes by the module of the innermost frame
@@ -220,9 +245,7 @@ func heapByLibrary(p *profile.Profile) (map[string]int64, error) {
 // which step of the informers' machinery, or of the handlers it calls,
 // keeps them. Type arguments are written [...].
 func heapCacheByFunction(p *profile.Profile) (map[string]int64, error) {
-	inCache := func(s *profile.Sample) bool {
-		return !anyFrameIn(s, eventFrames) && !anyFrameIn(s, queueFrames) && anyFrameIn(s, cacheFrames)
-	}
+	inCache := func(s *profile.Sample) bool { return partOf(s) == partCache }
 	return heapBy(p, inCache, func(fn, _ string) string { return withoutTypeArgs(fn) })
 }
 

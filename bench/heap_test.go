@@ -151,6 +151,9 @@ func TestHeapSplit(t *testing.T) {
 			want := map[string]int64{"cache": 0, "queue": 0, "events": 0, "other": 0}
 			want[tt.want] = 100
 			assert.Equal(t, want, map[string]int64{"cache": got.cache, "queue": got.queue, "events": got.events, "other": got.other})
+			byFn, err := heapCacheByFunction(syntheticHeap(stackSample{100, tt.stack}))
+			require.NoError(t, err)
+			assert.Equal(t, got.cache, sumOf(byFn), "the function lines cover the cache part, no more")
 		})
 	}
 
@@ -326,11 +329,10 @@ func TestHeapOfThisProcess(t *testing.T) {
 	assert.Equal(t, total, split.total())
 	byLib, err := heapByLibrary(p)
 	require.NoError(t, err)
-	var sum int64
-	for _, b := range byLib {
-		sum += b
-	}
-	assert.Equal(t, total, sum)
+	assert.Equal(t, total, sumOf(byLib))
+	byFn, err := heapCacheByFunction(p)
+	require.NoError(t, err)
+	assert.Equal(t, split.cache, sumOf(byFn), "the function lines cover the cache part, no more")
 	// The test allocated it itself, under the module's own package.
 	assert.GreaterOrEqual(t, byLib["github.com/hexagonal-operator/operator"]+byLib["main"], int64(16<<20), "%v", byLib)
 	t.Log(topShares(byLib, 5))
@@ -366,4 +368,13 @@ func TestHeapFigures(t *testing.T) {
 
 	_, err = heapProfile(context.Background(), addr+"/nothing")
 	require.ErrorContains(t, err, "404")
+}
+
+// sumOf is the bytes of a split by key, summed.
+func sumOf(byKey map[string]int64) int64 {
+	var sum int64
+	for _, b := range byKey {
+		sum += b
+	}
+	return sum
 }

@@ -44,13 +44,13 @@ import (
 // ceiling-labels is the N label PATCHes alone sent straight to the API
 // server, ceiling the N PATCHes and N Labeled Events as rs-backlog sends
 // them, each on a control plane restored for it; labeled-ratio = labeled /
-// ceiling-labels, ratio = written / ceiling. rss (with rss-anon and rss-file), heap and the heap's
-// split (heap-cache, heap-queue, heap-events, heap-other) are read as the memory
-// workload reads them, once settled; per-object is
-// heap / (N + pods), the cached ReplicaSets and Pods together. cached-rs
-// and cached-pods are what the settled process's informers hold, checked
-// as the memory workload checks them (all N and pods at least, no more
-// than the cluster has). op-cpu and cp-cpu are from process start until
+// ceiling-labels, ratio = written / ceiling. rss (with rss-anon and
+// rss-file), heap and the heap's split (heap-cache, heap-queue,
+// heap-events, heap-other) are read as the memory workload reads them,
+// once settled; per-object is heap / (N + pods), the cached ReplicaSets
+// and Pods together. cached-rs and cached-pods are what the settled
+// process's informers hold, checked as the memory workload checks them
+// (all N and pods at least, no more than the cluster has). op-cpu and cp-cpu are from process start until
 // written.
 func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (result, error) {
 	const patchConcurrency = 32
