@@ -33,7 +33,9 @@
 //     namespace, listed first and removed before the operator starts, each
 //     ceiling on ReplicaSets of its own: ceiling-labels a label merge PATCH
 //     for each, 2000 writes; ceiling that and a Labeled Event create for
-//     each, 4000 writes. labeled-ratio = converge / ceiling-labels,
+//     each, 4000 writes. Each ceiling is timed as the run is, with the
+//     same two watches open on its namespace, from its first write until
+//     they have seen its last. labeled-ratio = converge / ceiling-labels,
 //     ratio = written / ceiling.
 //     op-cpu and cp-cpu are the CPU seconds (user and system, from
 //     /proc/<pid>/stat) the operator and etcd + kube-apiserver spent from

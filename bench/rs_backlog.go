@@ -141,7 +141,11 @@ func (e *env) sendLabels(ctx context.Context, ns string, n, concurrency int) (ti
 }
 
 // send lists the n ReplicaSets of ns, then times a label PATCH of each
-// and, with events, a Labeled Event for each after its PATCH.
+// and, with events, a Labeled Event for each after its PATCH. The time is
+// taken as a run's is: until the watches a run opens (watchLabels,
+// watchLabeledEvents), open here too, have seen the last write. The API
+// server then serves the run's observers in both, and neither time stops
+// while a write is still on its way to them.
 func (e *env) send(ctx context.Context, ns string, n, concurrency int, events bool) (time.Duration, error) {
 	listed, err := e.listReplicaSets(ctx, ns)
 	if err != nil {
@@ -150,6 +154,16 @@ func (e *env) send(ctx context.Context, ns string, n, concurrency int, events bo
 	if len(listed) != n {
 		return 0, fmt.Errorf("%s lists %d ReplicaSets, want %d", ns, len(listed), n)
 	}
+	lw, err := e.watchLabels(ctx, ns, n)
+	if err != nil {
+		return 0, err
+	}
+	defer lw.stop()
+	ew, err := e.watchLabeledEvents(ctx, ns, n)
+	if err != nil {
+		return 0, err
+	}
+	defer ew.stop()
 	patch := []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, labelKey, labelValue))
 	began := time.Now()
 	err = parallel(ctx, n, concurrency, func(ctx context.Context, i int) error {
@@ -166,7 +180,15 @@ func (e *env) send(ctx context.Context, ns string, n, concurrency int, events bo
 		}
 		return nil
 	})
-	return time.Since(began), err
+	if err != nil {
+		return 0, err
+	}
+	seen, err := lw.wait(ctx, nil, e.opts.timeout)
+	if err != nil || !events {
+		return seen.Sub(began), err
+	}
+	eventsSeen, err := ew.wait(ctx, nil, e.opts.timeout)
+	return max(seen.Sub(began), eventsSeen.Sub(began)), err
 }
 
 // labeledEvent is the Event the operator records when it labels rs.
