@@ -95,3 +95,51 @@ func sumCPU(pids []int) (time.Duration, error) {
 	}
 	return sum, nil
 }
+
+// machineCPU is the machine's CPU time by kind, from the first line of
+// /proc/stat, in USER_HZ ticks summed over its CPUs.
+type machineCPU struct{ total, steal int64 }
+
+// readMachineCPU reads the machine's CPU times now.
+func readMachineCPU() (machineCPU, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return machineCPU{}, fmt.Errorf("machine cpu time: %w", err)
+	}
+	return parseMachineCPU(string(b))
+}
+
+// parseMachineCPU reads the "cpu" line of /proc/stat: user, nice, system,
+// idle, iowait, irq, softirq and steal make up the total (guest time is
+// counted in user already). Steal is the time a hypervisor ran something
+// else while this machine's CPUs had work.
+func parseMachineCPU(stat string) (machineCPU, error) {
+	line, _, _ := strings.Cut(stat, "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return machineCPU{}, errors.New("machine cpu time: no cpu line with steal time in /proc/stat")
+	}
+	var m machineCPU
+	for i, f := range fields[1:9] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return machineCPU{}, fmt.Errorf("machine cpu time: %w", err)
+		}
+		m.total += n
+		if i == 7 {
+			m.steal = n
+		}
+	}
+	return m, nil
+}
+
+// stealSince is the share of the machine's CPU time from before to m that
+// the hypervisor gave to others: a turn measured while it was high ran on
+// less of the machine than the others, whatever the binary did.
+func (m machineCPU) stealSince(before machineCPU) figure {
+	share := 0.0
+	if d := m.total - before.total; d > 0 {
+		share = float64(m.steal-before.steal) / float64(d)
+	}
+	return figure{"steal", share, percent}
+}

@@ -50,3 +50,62 @@ func TestCPUTimeOfThisProcessGrows(t *testing.T) {
 	}
 	t.Fatal("no CPU time counted after 5 s of spinning")
 }
+
+func TestParseMachineCPU(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		stat    string
+		want    machineCPU
+		wantErr string
+	}{
+		{"user to steal, guest left out", "cpu  100 2 30 800 4 0 6 58 9 1\ncpu0 50 1 15 400 2 0 3 29 4 0\n", machineCPU{total: 1000, steal: 58}, ""},
+		{"no steal field", "cpu  100 2 30 800 4 0 6\n", machineCPU{}, "no cpu line"},
+		{"a CPU's line first", "cpu0 100 2 30 800 4 0 6 58\n", machineCPU{}, "no cpu line"},
+		{"not a number", "cpu  100 2 30 800 4 0 6 many\n", machineCPU{}, "invalid syntax"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseMachineCPU(tt.stat)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestStealSince(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name          string
+		before, after machineCPU
+		want          string
+	}{
+		{"a quarter taken", machineCPU{total: 1000, steal: 10}, machineCPU{total: 1400, steal: 110}, "steal=25.0%"},
+		{"none taken", machineCPU{total: 1000, steal: 10}, machineCPU{total: 1400, steal: 10}, "steal=0.0%"},
+		{"no time passed", machineCPU{total: 1000, steal: 10}, machineCPU{total: 1000, steal: 10}, "steal=0.0%"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			assert.Equal(t, tt.want, tt.after.stealSince(tt.before).String())
+		})
+	}
+}
+
+// The machine's own counters parse, and the total grows while this test
+// spins.
+func TestMachineCPUOfThisMachine(t *testing.T) {
+	t.Parallel()
+	before, err := readMachineCPU()
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		now, err := readMachineCPU()
+		require.NoError(t, err)
+		return now.total > before.total && now.steal >= before.steal
+	}, 10*time.Second, time.Millisecond)
+}

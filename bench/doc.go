@@ -198,5 +198,10 @@
 // development machine so do other people's builds. Figures are for
 // comparing runs on one machine (A/B mode alternates binaries for that
 // reason), not absolute capacities. ratio in rs-backlog is the most
-// portable figure, since the ceiling meets the same API server.
+// portable figure, since the ceiling meets the same API server. Every
+// measured turn ends with steal, the share of the machine's CPU time
+// (/proc/stat) a hypervisor gave to other machines during the turn: on a
+// virtual machine, a turn with much of it ran on less than two cores,
+// and its figures say so rather than the binary. It is never divided in
+// B/A.
 package main

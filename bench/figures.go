@@ -20,6 +20,9 @@ const (
 	ratio
 	// size is a small size in bytes, printed as B or KiB.
 	size
+	// percent is a share of the machine (0.25 prints as 25.0%); it says
+	// what a turn ran on, so it is never compared.
+	percent
 )
 
 // figure is one named number of a workload run. Durations are seconds,
@@ -60,6 +63,8 @@ func (f figure) formatValue() string {
 			return fmt.Sprintf("%.0fB", f.value)
 		}
 		return fmt.Sprintf("%.1fKiB", f.value/(1<<10))
+	case percent:
+		return fmt.Sprintf("%.1f%%", f.value*100)
 	default:
 		return fmt.Sprintf("%.2f", f.value)
 	}
@@ -118,7 +123,7 @@ func medianOf(runs []result) (result, error) {
 func ratioOfResults(a, b result) result {
 	var out result
 	for i, f := range a {
-		if f.unit == param || i >= len(b) || b[i].name != f.name {
+		if f.unit == param || f.unit == percent || i >= len(b) || b[i].name != f.name {
 			continue
 		}
 		r := b[i].value / f.value

@@ -255,7 +255,7 @@ func run(ctx context.Context, opts options) error {
 					label = bin.label
 				}
 				logf("%s: run %d/%d %s", w.name, i+1, opts.runs, strings.TrimSpace(label+" "+bin.path))
-				r, err := w.runOnce(ctx, e, bin.path, label)
+				r, err := w.turn(ctx, e, bin.path, label)
 				if err != nil {
 					return fmt.Errorf("%s: %w", w.name, err)
 				}
@@ -337,6 +337,25 @@ func (j job) runOnce(ctx context.Context, e *env, bin, label string) (result, er
 		return j.perN(ctx, e, bin, label, j.size)
 	}
 	return j.run(ctx, e, bin, label)
+}
+
+// turn is one measured run of bin, with the share of the machine's CPU
+// time the hypervisor took meanwhile (steal) as its last figure: turns
+// that differ more than the binaries do can say why.
+func (j job) turn(ctx context.Context, e *env, bin, label string) (result, error) {
+	before, err := readMachineCPU()
+	if err != nil {
+		return nil, err
+	}
+	r, err := j.runOnce(ctx, e, bin, label)
+	if err != nil {
+		return nil, err
+	}
+	after, err := readMachineCPU()
+	if err != nil {
+		return nil, err
+	}
+	return append(r, after.stealSince(before)), nil
 }
 
 // warmUp runs w once with bin at a tenth of its scale (a chaos window of at

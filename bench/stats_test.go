@@ -72,10 +72,10 @@ func TestMedian(t *testing.T) {
 
 func TestRatioOfResults(t *testing.T) {
 	t.Parallel()
-	a := result{paramOf("n", 10), countOf("early", 0), countOf("denied", 0), durationOf("p99", 2*time.Millisecond)}
-	b := result{paramOf("n", 10), countOf("early", 0), countOf("denied", 3), durationOf("p99", 3*time.Millisecond)}
+	a := result{paramOf("n", 10), countOf("early", 0), countOf("denied", 0), durationOf("p99", 2*time.Millisecond), {"steal", 0.1, percent}}
+	b := result{paramOf("n", 10), countOf("early", 0), countOf("denied", 3), durationOf("p99", 3*time.Millisecond), {"steal", 0.3, percent}}
 	got := ratioOfResults(a, b)
-	require.Len(t, got, 3, "parameters are not compared")
+	require.Len(t, got, 3, "parameters and shares of the machine are not compared")
 	assert.Equal(t, "early=1.00", got[0].String(), "two zeros are equal")
 	assert.Equal(t, "denied=+Inf", got[1].String(), "a zero in a only stays visible")
 	assert.Equal(t, "p99=1.50", got[2].String())
