@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -108,4 +110,27 @@ func TestMachineCPUOfThisMachine(t *testing.T) {
 		require.NoError(t, err)
 		return now.total > before.total && now.steal >= before.steal
 	}, 10*time.Second, time.Millisecond)
+}
+
+// A measured turn ends with steal, whatever the workload measured; a
+// workload's error is the turn's.
+func TestTurnEndsWithSteal(t *testing.T) {
+	t.Parallel()
+	measured := job{workload: workload{name: "w", run: func(context.Context, *env, string, string) (result, error) {
+		return result{countOf("done", 3)}, nil
+	}}}
+	r, err := measured.turn(t.Context(), nil, "bin", "A")
+	require.NoError(t, err)
+	require.Len(t, r, 2)
+	assert.Equal(t, "done=3", r[0].String())
+	assert.Equal(t, "steal", r[1].name)
+	assert.Equal(t, percent, r[1].unit)
+	assert.GreaterOrEqual(t, r[1].value, 0.0)
+	assert.LessOrEqual(t, r[1].value, 1.0)
+
+	failed := job{workload: workload{name: "w", run: func(context.Context, *env, string, string) (result, error) {
+		return nil, errors.New("operator exited")
+	}}}
+	_, err = failed.turn(t.Context(), nil, "bin", "A")
+	require.EqualError(t, err, "operator exited")
 }
