@@ -217,9 +217,10 @@ func watchCount(ctx context.Context, what string, want int,
 	return lw, nil
 }
 
-// wait returns when want objects have been counted, and fails when op
-// exits, ctx ends or timeout passes first.
-func (lw *labelWatch) wait(ctx context.Context, op *operator, timeout time.Duration) (time.Time, error) {
+// wait returns when want objects have been counted, and fails when alive
+// does (checked each second: the process doing the writes has exited),
+// ctx ends or timeout passes first.
+func (lw *labelWatch) wait(ctx context.Context, alive func() error, timeout time.Duration) (time.Time, error) {
 	defer lw.stop()
 	deadline := time.After(timeout)
 	tick := time.NewTicker(time.Second)
@@ -233,7 +234,7 @@ func (lw *labelWatch) wait(ctx context.Context, op *operator, timeout time.Durat
 		case <-deadline:
 			return time.Time{}, fmt.Errorf("only %d of %d %s after %s", lw.labeled.Load(), lw.want, lw.what, timeout)
 		case <-tick.C:
-			if err := op.alive(); err != nil {
+			if err := alive(); err != nil {
 				return time.Time{}, err
 			}
 		}

@@ -86,7 +86,7 @@ func runMemory(ctx context.Context, e *env, bin, label string) (_ result, err er
 		lw.stop()
 		return nil, err
 	}
-	at, err := lw.wait(ctx, op, e.opts.timeout)
+	at, err := lw.wait(ctx, op.alive, e.opts.timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func runRSBurst(ctx context.Context, e *env, bin, label string) (_ result, err e
 		return nil, err
 	}
 	creates := time.Since(first)
-	at, err := lw.wait(ctx, op, e.opts.timeout)
+	at, err := lw.wait(ctx, op.alive, e.opts.timeout)
 	if err != nil {
 		return nil, err
 	}

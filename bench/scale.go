@@ -50,8 +50,8 @@ import (
 // once settled; per-object is heap / (N + pods), the cached ReplicaSets
 // and Pods together. cached-rs and cached-pods are what the settled
 // process's informers hold, checked as the memory workload checks them
-// (all N and pods at least, no more than the cluster has). op-cpu and cp-cpu are from process start until
-// written.
+// (all N and pods at least, no more than the cluster has). op-cpu and
+// cp-cpu are from process start until written.
 func runScale(ctx context.Context, e *env, bin, label string, size scaleSize) (result, error) {
 	const patchConcurrency = 32
 	seed, err := e.seedScale(ctx, scaleSize{replicaSets: e.opts.n(size.replicaSets), podsPer: size.podsPer})
@@ -123,11 +123,11 @@ func (e *env) scaleTurn(ctx context.Context, bin, label string, seed scaleSeed, 
 	if err != nil {
 		return nil, err
 	}
-	at, err := lw.wait(ctx, op, e.opts.timeout)
+	at, err := lw.wait(ctx, op.alive, e.opts.timeout)
 	if err != nil {
 		return nil, err
 	}
-	writtenAt, err := ew.wait(ctx, op, e.opts.timeout)
+	writtenAt, err := ew.wait(ctx, op.alive, e.opts.timeout)
 	if err != nil {
 		return nil, err
 	}
